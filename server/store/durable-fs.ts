@@ -1,0 +1,47 @@
+/**
+ * File writes that survive a crash or power cut once they return: data is
+ * fsynced before the rename that publishes it, and the directory is fsynced
+ * after it, so the new name itself is durable.
+ */
+import { open, rename, mkdir, rm } from 'node:fs/promises';
+import { dirname, basename, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** fsyncs a directory so that entries created or renamed in it are durable. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } catch (error) {
+    // Some platforms (Windows) cannot fsync a directory; the rename is still atomic there.
+    if ((error as NodeJS.ErrnoException).code !== 'EISDIR' && (error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes `data` to `path` atomically and durably (temp file, fsync, rename, fsync dir). */
+export async function writeFileDurably(path: string, data: string | Uint8Array): Promise<void> {
+  const dir = dirname(path);
+  const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'w', 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
+  await fsyncDir(dir);
+}
+
+/** Creates a directory (and parents) and makes its entry durable in the parent. */
+export async function mkdirDurably(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await fsyncDir(dirname(dir));
+}
