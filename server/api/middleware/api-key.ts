@@ -1,0 +1,40 @@
+import type { RequestHandler } from 'express';
+import { ApiError } from '../errors.ts';
+import { findActiveKey } from '../../keys/api-keys.ts';
+import type { Store } from '../../store/db.ts';
+import type { KeyScope } from '../../store/schema.ts';
+import '../request-context.ts';
+
+export interface ApiKeyOptions {
+  store: Store;
+  clock: () => Date;
+}
+
+/** Authenticates `Authorization: Bearer <key>`; sets `req.auth`. Revoked keys fail at once. */
+export function apiKey({ store, clock }: ApiKeyOptions): RequestHandler {
+  return (req, _res, next) => {
+    const header = req.get('authorization');
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) {
+      next(new ApiError('unauthorized', 'Send an API key as "Authorization: Bearer <key>".'));
+      return;
+    }
+    const record = findActiveKey(store.state, match[1]!, clock());
+    if (!record) {
+      next(new ApiError('unauthorized', 'The API key is unknown, revoked or expired.'));
+      return;
+    }
+    req.auth = { key: record };
+    next();
+  };
+}
+
+/** Allows only keys with the given scope (`admin` keys may do everything). */
+export function requireScope(scope: KeyScope): RequestHandler {
+  return (req, _res, next) => {
+    const key = req.auth?.key;
+    if (!key) next(new ApiError('unauthorized', 'An API key is required.'));
+    else if (scope === 'admin' && key.scope !== 'admin') next(new ApiError('forbidden', 'This call needs an admin key.'));
+    else next();
+  };
+}

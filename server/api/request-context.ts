@@ -1,0 +1,26 @@
+/**
+ * What the middleware adds to each request, declared once.
+ * requestId: set by requestId(); auth: set by apiKey() on authenticated routes.
+ */
+import type { ApiKeyRecord } from '../store/schema.ts';
+
+/** The caller, as established by apiKey(). */
+export interface AuthContext {
+  key: ApiKeyRecord;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      requestId: string;
+      auth?: AuthContext;
+    }
+  }
+}
+
+/** The authenticated caller of a request behind apiKey(); a programming error otherwise. */
+export function authOf(req: { auth?: AuthContext }): AuthContext {
+  if (!req.auth) throw new Error('route is not behind the apiKey middleware');
+  return req.auth;
+}

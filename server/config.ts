@@ -1,0 +1,125 @@
+/**
+ * The appliance's settings: defaults, overridden by environment variables
+ * (FITTINGROOM_*), overridden by command-line flags.
+ */
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './images/index.ts';
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** Absolute base for URLs in replies (statusUrl, imageUrl); default: from the request's Host. */
+  publicBaseUrl: string | null;
+  bodyLimitBytes: number;
+  imageLimits: ImageLimits;
+  trialCredits: number;
+  trialDays: number;
+  /** Default bound for `wait=true`, seconds. */
+  waitDefaultSeconds: number;
+  /** Largest bound a client may ask for, seconds (at most 120). */
+  waitMaxSeconds: number;
+  submitsPerMinute: number;
+  keyRotationGraceSeconds: number;
+  imageRetentionDays: number;
+  idempotencyRetentionHours: number;
+  /** Erase a generation's inputs as soon as it is terminal. */
+  eraseInputsWhenDone: boolean;
+  maxQueueDepth: number;
+  maxAttempts: number;
+  jobTimeoutSeconds: number;
+  /** Jobs that may run at once on each device ('cpu', 'cuda', …); others default to 1. */
+  deviceConcurrency: Record<string, number>;
+  engineMemoryLimitMb: number;
+  sweepIntervalSeconds: number;
+}
+
+/** The per-user data directory of this platform. */
+export function defaultDataDir(): string {
+  if (process.platform === 'win32') return join(process.env.APPDATA ?? join(homedir(), 'AppData', 'Roaming'), 'fittingroom');
+  if (process.platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'fittingroom');
+  return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'fittingroom');
+}
+
+/** The defaults, with a data directory of the caller's choosing. */
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    host: '127.0.0.1',
+    port: 8787,
+    dataDir: defaultDataDir(),
+    publicBaseUrl: null,
+    bodyLimitBytes: 50 * 1024 * 1024,
+    imageLimits: DEFAULT_IMAGE_LIMITS,
+    trialCredits: 25,
+    trialDays: 30,
+    waitDefaultSeconds: 30,
+    waitMaxSeconds: 120,
+    submitsPerMinute: 60,
+    keyRotationGraceSeconds: 24 * 3600,
+    imageRetentionDays: 7,
+    idempotencyRetentionHours: 24,
+    eraseInputsWhenDone: false,
+    maxQueueDepth: 1000,
+    maxAttempts: 3,
+    jobTimeoutSeconds: 300,
+    deviceConcurrency: {},
+    engineMemoryLimitMb: 8192,
+    sweepIntervalSeconds: 600,
+    ...overrides,
+  };
+}
+
+const FLAGS = {
+  port: 'port',
+  host: 'host',
+  'data-dir': 'dataDir',
+  'public-url': 'publicBaseUrl',
+  'trial-credits': 'trialCredits',
+  'submits-per-minute': 'submitsPerMinute',
+  'job-timeout': 'jobTimeoutSeconds',
+  'wait-default': 'waitDefaultSeconds',
+  'max-queue': 'maxQueueDepth',
+} as const satisfies Record<string, keyof Config>;
+
+type FlagName = keyof typeof FLAGS;
+
+function isFlag(name: string): name is FlagName {
+  return Object.hasOwn(FLAGS, name);
+}
+
+function setValue(config: Config, key: keyof Config, raw: string, origin: string): void {
+  const current = config[key];
+  if (typeof current === 'number') {
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${origin} must be a non-negative number, got "${raw}"`);
+    (config as unknown as Record<string, unknown>)[key] = value;
+  } else if (key === 'dataDir') {
+    config.dataDir = resolve(raw);
+  } else {
+    (config as unknown as Record<string, unknown>)[key] = raw;
+  }
+}
+
+/** Builds the configuration from environment and argv (`--port 8787 --data-dir ./data`). */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
+  const config = defaultConfig();
+  for (const [flag, key] of Object.entries(FLAGS)) {
+    const name = `FITTINGROOM_${flag.toUpperCase().replaceAll('-', '_')}`;
+    const value = env[name];
+    if (value !== undefined && value !== '') setValue(config, key, value, name);
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument "${arg}"`);
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (!isFlag(name)) throw new Error(`unknown option --${name} (known: ${Object.keys(FLAGS).map((f) => `--${f}`).join(', ')})`);
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new Error(`--${name} needs a value`);
+    setValue(config, FLAGS[name], value, `--${name}`);
+  }
+  if (!Number.isInteger(config.port) || config.port > 65535) throw new Error(`--port must be an integer from 0 to 65535`);
+  config.waitMaxSeconds = Math.min(config.waitMaxSeconds, 120);
+  config.waitDefaultSeconds = Math.min(config.waitDefaultSeconds, config.waitMaxSeconds);
+  return config;
+}

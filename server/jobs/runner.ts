@@ -1,0 +1,261 @@
+/**
+ * The job runner: an in-process queue of pending generations, with a fixed
+ * number of jobs per device at once. Engines run in their host processes
+ * (see engines/engine-host.ts); the runner records attempts, results and
+ * failures through the store and wakes waiting requests.
+ *
+ * Every attempt is made durable before the engine starts, so after a crash
+ * the attempt counts: a generation that keeps killing the appliance fails
+ * after `maxAttempts` with its credit released instead of looping forever.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { EngineError, type EngineDescription, type EngineProgress, type EngineRequest, type EngineResult, type EngineStage } from '../engines/types.ts';
+import { markErased } from './generations.ts';
+import { completeGeneration, failGeneration, requeue, startAttempt } from './generations.ts';
+import type { TerminalNotifier } from './notifier.ts';
+import { removeImage, storeImage } from '../images/files.ts';
+import type { Store } from '../store/db.ts';
+import type { GenerationRecord } from '../store/schema.ts';
+
+/** What the runner needs from the engine registry. */
+export interface EngineCatalog {
+  list(): EngineDescription[];
+  get(id: string): EngineDescription | undefined;
+  defaultEngine(): EngineDescription | undefined;
+  deviceOf(id: string): string | undefined;
+  run(id: string, request: EngineRequest, options: { signal: AbortSignal; onProgress: (p: EngineProgress) => void; timeoutMs: number }): Promise<EngineResult>;
+}
+
+export interface JobRunnerOptions {
+  store: Store;
+  engines: EngineCatalog;
+  notifier: TerminalNotifier;
+  clock: () => Date;
+  maxAttempts: number;
+  jobTimeoutMs: number;
+  deviceConcurrency: Record<string, number>;
+  eraseInputsWhenDone: boolean;
+  log: (message: string, error?: unknown) => void;
+}
+
+/** The live part of a pending generation's state, never persisted. */
+export interface LiveProgress {
+  stage: 'queued' | EngineStage;
+  progress: number;
+}
+
+interface RunningJob {
+  controller: AbortController;
+  device: string;
+  live: LiveProgress;
+  reason: 'cancel' | 'shutdown' | null;
+}
+
+export class JobRunner {
+  private readonly options: JobRunnerOptions;
+  private queue: string[] = [];
+  private readonly running = new Map<string, RunningJob>();
+  private readonly busy = new Map<string, number>();
+  private readonly settled = new Set<Promise<void>>();
+  private stopping = false;
+
+  constructor(options: JobRunnerOptions) {
+    this.options = options;
+  }
+
+  /** Queues every pending generation again after a start; fails those that used up their attempts. */
+  async recover(): Promise<void> {
+    const { store, clock, maxAttempts } = this.options;
+    const failed: string[] = [];
+    const queued = await store.mutate((state) => {
+      const now = clock();
+      const pending = Object.values(state.generations)
+        .filter((record) => record.status === 'pending')
+        .sort((a, b) => (a.id < b.id ? -1 : 1));
+      const again: string[] = [];
+      for (const record of pending) {
+        if (record.stage === 'running' && record.attempts >= maxAttempts) {
+          failGeneration(state, record.id, { code: 'engine_failed', message: `The appliance stopped during this try-on ${record.attempts} times; it was given up.` }, now);
+          failed.push(record.id);
+        } else {
+          requeue(state, record.id, { refundAttempt: false });
+          again.push(record.id);
+        }
+      }
+      return again;
+    });
+    for (const id of failed) this.options.notifier.publish(id);
+    for (const id of queued) this.enqueue(id);
+  }
+
+  /** Adds a pending generation to the queue. */
+  enqueue(id: string): void {
+    if (this.stopping || this.queue.includes(id) || this.running.has(id)) return;
+    this.queue.push(id);
+    this.pump();
+  }
+
+  /** Generations queued or running. */
+  depth(): number {
+    return this.queue.length + this.running.size;
+  }
+
+  /** Stage and progress of a pending generation. */
+  live(id: string): LiveProgress {
+    return this.running.get(id)?.live ?? { stage: 'queued', progress: 0 };
+  }
+
+  /** Stops work on a generation that was canceled (its state is already durable). */
+  cancel(id: string): void {
+    this.queue = this.queue.filter((queued) => queued !== id);
+    const job = this.running.get(id);
+    if (job) {
+      job.reason = 'cancel';
+      job.controller.abort();
+    }
+  }
+
+  /** Stops taking jobs and puts running ones back in the queue (without spending an attempt). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.queue = [];
+    for (const job of this.running.values()) {
+      job.reason = 'shutdown';
+      job.controller.abort();
+    }
+    await Promise.allSettled([...this.settled]);
+  }
+
+  private pump(): void {
+    if (this.stopping) return;
+    for (let i = 0; i < this.queue.length; ) {
+      const id = this.queue[i]!;
+      const record = this.options.store.state.generations[id];
+      if (!record || record.status !== 'pending') {
+        this.queue.splice(i, 1);
+        continue;
+      }
+      const device = this.options.engines.deviceOf(record.engine) ?? 'cpu';
+      if ((this.busy.get(device) ?? 0) >= (this.options.deviceConcurrency[device] ?? 1)) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      this.busy.set(device, (this.busy.get(device) ?? 0) + 1);
+      const job: RunningJob = { controller: new AbortController(), device, live: { stage: 'queued', progress: 0 }, reason: null };
+      this.running.set(id, job);
+      const done = this.execute(id, job)
+        .catch((error) => this.options.log(`job ${id} failed unexpectedly`, error))
+        .finally(() => {
+          this.running.delete(id);
+          this.busy.set(device, (this.busy.get(device) ?? 1) - 1);
+          this.settled.delete(done);
+          this.pump();
+        });
+      this.settled.add(done);
+    }
+  }
+
+  private async execute(id: string, job: RunningJob): Promise<void> {
+    const { store, engines, clock } = this.options;
+    const record = store.state.generations[id];
+    if (!record) return;
+    if (!engines.get(record.engine)?.ready) {
+      await this.fail(id, { code: 'engine_unavailable', message: `The engine "${record.engine}" is not installed or not ready.` });
+      return;
+    }
+    if (!(await store.mutate((state) => startAttempt(state, id, clock())))) return;
+    job.live = { stage: 'preprocessing', progress: 0 };
+    const workDir = join(store.dataDir, 'work', `${id}-${record.attempts}`);
+    await mkdir(workDir, { recursive: true });
+    try {
+      const result = await engines.run(record.engine, this.request(record, workDir), {
+        signal: job.controller.signal,
+        onProgress: (progress) => {
+          job.live = { stage: progress.stage, progress: Math.max(job.live.progress, Math.min(1, progress.progress)) };
+        },
+        timeoutMs: this.options.jobTimeoutMs,
+      });
+      job.live = { stage: 'finishing', progress: Math.max(job.live.progress, 0.95) };
+      await this.finish(id, result);
+    } catch (error) {
+      await this.handleFailure(id, job, error);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  private request(record: GenerationRecord, workDir: string): EngineRequest {
+    const { dataDir } = this.options.store;
+    const inputs = record.inputs;
+    if (!inputs) throw new EngineError('engine_failed', 'The inputs of this try-on were erased.');
+    const ref = (image: typeof inputs.selfie) => ({ path: join(dataDir, image.file), format: image.format, width: image.width, height: image.height });
+    const request: EngineRequest = {
+      genId: record.id,
+      selfie: ref(inputs.selfie),
+      items: inputs.items.map(ref),
+      categories: record.params.categories,
+      size: record.params.size,
+      personSize: record.params.personSize,
+      fit: record.params.fit,
+      styling: record.params.styling,
+      workDir,
+    };
+    if (record.params.occasion !== undefined) request.occasion = record.params.occasion;
+    if (record.params.seed !== undefined) request.seed = record.params.seed;
+    return request;
+  }
+
+  private async finish(id: string, result: EngineResult): Promise<void> {
+    const { store, clock } = this.options;
+    const record = store.state.generations[id];
+    if (!record) return;
+    const format = record.params.outputFormat;
+    const { data, info } = await sharp(result.image).toFormat(format, { quality: 90 }).toBuffer({ resolveWithObject: true });
+    const stored = await storeImage(store.dataDir, id, 'result', { bytes: data, format, width: info.width, height: info.height });
+    const completed = await store.mutate((state) => completeGeneration(state, id, stored, clock()));
+    if (!completed) {
+      await removeImage(store.dataDir, stored);
+      return;
+    }
+    if (this.options.eraseInputsWhenDone) await this.eraseInputs(id);
+    this.options.notifier.publish(id);
+  }
+
+  private async handleFailure(id: string, job: RunningJob, error: unknown): Promise<void> {
+    const { store, maxAttempts } = this.options;
+    if (job.reason === 'cancel') return;
+    if (job.reason === 'shutdown') {
+      await store.mutate((state) => requeue(state, id, { refundAttempt: true }));
+      return;
+    }
+    const engineError = error instanceof EngineError ? error : null;
+    if (!engineError) this.options.log(`engine run for ${id} failed`, error);
+    const attempts = store.state.generations[id]?.attempts ?? maxAttempts;
+    if (engineError?.retryable && attempts < maxAttempts) {
+      if (await store.mutate((state) => requeue(state, id, { refundAttempt: false }))) {
+        this.queue.push(id);
+      }
+      return;
+    }
+    await this.fail(id, engineError ? { code: engineError.code, message: engineError.message } : { code: 'engine_failed', message: 'The engine failed on this try-on.' });
+  }
+
+  private async fail(id: string, error: { code: EngineError['code']; message: string }): Promise<void> {
+    const { store, clock } = this.options;
+    if (await store.mutate((state) => failGeneration(state, id, error, clock()))) {
+      if (this.options.eraseInputsWhenDone) await this.eraseInputs(id);
+      this.options.notifier.publish(id);
+    }
+  }
+
+  private async eraseInputs(id: string): Promise<void> {
+    const { store } = this.options;
+    const inputs = store.state.generations[id]?.inputs;
+    if (!inputs) return;
+    await store.mutate((state) => markErased(state, id, 'inputs'));
+    for (const image of [inputs.selfie, ...inputs.items]) await removeImage(store.dataDir, image);
+  }
+}

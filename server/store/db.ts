@@ -1,0 +1,165 @@
+/**
+ * The only module that imports lowdb. State lives in memory and is written as
+ * one durable JSON document. Every change goes through `mutate(fn)`:
+ *
+ * - `fn` runs synchronously on the live state, so mutations are serialized by
+ *   construction and no other request can interleave inside one. A mutation
+ *   must validate before it changes anything: throwing after a change would
+ *   leave that change in memory.
+ * - The returned promise settles only after a write that includes the change
+ *   is durable on disk. Mutations that arrive while a write is in flight are
+ *   committed together by the next write (group commit), so throughput does
+ *   not fall to one fsync per request.
+ * - If a write fails, the state is reloaded from the last durable document and
+ *   every unacknowledged mutation is rejected: nothing acknowledged is lost,
+ *   nothing unacknowledged is half-kept.
+ */
+import { Low } from 'lowdb';
+import { open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DurableJsonFile } from './durable-json-adapter.ts';
+import { mkdirDurably } from './durable-fs.ts';
+import { emptyState, migrate, type State } from './schema.ts';
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/** Thrown when a data directory is already used by a running fittingroom. */
+export class DataDirLockedError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(`the data directory ${dataDir} is in use by another fittingroom process (pid ${pid}); stop it first`);
+    this.name = 'DataDirLockedError';
+  }
+}
+
+export class Store {
+  readonly dataDir: string;
+  private readonly db: Low<State>;
+  private waiters: Waiter[] = [];
+  private flushing: Promise<void> | null = null;
+  private lockPath: string | null = null;
+
+  private constructor(dataDir: string, db: Low<State>) {
+    this.dataDir = dataDir;
+    this.db = db;
+  }
+
+  /** Opens (creating if needed) the state in `dataDir`, holding its lock. */
+  static async open(dataDir: string, options: { lock?: boolean } = {}): Promise<Store> {
+    await mkdirDurably(dataDir);
+    const db = new Low<State>(new DurableJsonFile<State>(join(dataDir, 'state.json')), emptyState());
+    const store = new Store(dataDir, db);
+    if (options.lock !== false) await store.acquireLock();
+    try {
+      await store.load();
+    } catch (error) {
+      await store.releaseLock();
+      throw error;
+    }
+    return store;
+  }
+
+  /** The live state. Read it freely; never change it outside `mutate`, and never hold on to it across an await. */
+  get state(): State {
+    return this.db.data;
+  }
+
+  /** Applies `fn` to the state and resolves with its result once the change is durable. */
+  mutate<T>(fn: (state: State) => T): Promise<T> {
+    let result: T;
+    try {
+      result = fn(this.db.data);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.commit().then(() => result);
+  }
+
+  /** Resolves when every change made so far is durable. */
+  async settle(): Promise<void> {
+    while (this.flushing) await this.flushing.catch(() => undefined);
+  }
+
+  /** Waits for pending writes and releases the data directory. */
+  async close(): Promise<void> {
+    await this.settle();
+    await this.releaseLock();
+  }
+
+  private commit(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      if (!this.flushing) {
+        this.flushing = this.flushLoop().finally(() => {
+          this.flushing = null;
+        });
+      }
+    });
+  }
+
+  private async flushLoop(): Promise<void> {
+    while (this.waiters.length > 0) {
+      const batch = this.waiters;
+      this.waiters = [];
+      try {
+        await this.db.write();
+      } catch (error) {
+        // Changes made after this write began are also only in memory: the reload discards them, so they fail too.
+        const lost = [...batch, ...this.waiters];
+        this.waiters = [];
+        try {
+          await this.load();
+        } catch (reloadError) {
+          console.error('fittingroom: could not reload state after a failed write', reloadError);
+        }
+        for (const waiter of lost) waiter.reject(error);
+        return;
+      }
+      for (const waiter of batch) waiter.resolve();
+    }
+  }
+
+  private async load(): Promise<void> {
+    await this.db.read();
+    this.db.data = migrate(this.db.data ?? emptyState());
+  }
+
+  private async acquireLock(): Promise<void> {
+    const path = join(this.dataDir, 'lock');
+    for (let tries = 0; tries < 2; tries++) {
+      try {
+        const handle = await open(path, 'wx', 0o600);
+        await handle.writeFile(String(process.pid));
+        await handle.close();
+        this.lockPath = path;
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+          throw new DataDirLockedError(this.dataDir, pid);
+        }
+        // A lock left by a process that died (a crash, a power cut) is stale.
+        await rm(path, { force: true });
+      }
+    }
+    throw new Error(`could not lock the data directory ${this.dataDir}`);
+  }
+
+  private async releaseLock(): Promise<void> {
+    if (!this.lockPath) return;
+    await rm(this.lockPath, { force: true });
+    this.lockPath = null;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The shape of the appliance's state (one JSON document, written by db.ts).
+ * Images never live here: records point at files under the data directory.
+ */
+import type { GarmentCategory, GenerationErrorCode, ImageFormat } from '../engines/types.ts';
+
+export const SCHEMA_VERSION = 1;
+
+export type KeyScope = 'admin' | 'standard';
+
+/** An API key as stored: only its hash, never the key itself. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  scope: KeyScope;
+  /** SHA-256 of the whole key, hex. */
+  hash: string;
+  /** The first characters of the key, for people to recognise it. */
+  prefix: string;
+  createdAt: string;
+  revokedAt?: string;
+  /** Set on a key that was rotated: it keeps working until then. */
+  expiresAt?: string;
+  rotatedTo?: string;
+  /** Shared by a key and the keys rotated from it: idempotency keys are scoped to it. */
+  lineageId: string;
+}
+
+export type LedgerEntryType = 'trial' | 'redeem' | 'reserve' | 'capture' | 'release' | 'expire' | 'adjust';
+export type CreditLot = 'trial' | 'paid';
+
+/** One append-only ledger entry; balances are derived from these alone. */
+export interface LedgerEntry {
+  id: string;
+  seq: number;
+  type: LedgerEntryType;
+  /** Credits moved; positive except for a negative `adjust`. */
+  amount: number;
+  lot: CreditLot;
+  at: string;
+  genId?: string;
+  /** On `trial` entries: when those credits expire. */
+  expiresAt?: string;
+  note?: string;
+}
+
+export type GenerationStatus = 'pending' | 'complete' | 'failed' | 'canceled';
+/** The persisted part of a pending generation's progress. */
+export type PersistedStage = 'queued' | 'running';
+export type Fit = 'slim' | 'regular' | 'relaxed' | 'oversized';
+
+/** An image file under the data directory. */
+export interface StoredImage {
+  /** Relative to the data directory. */
+  file: string;
+  format: ImageFormat;
+  width: number;
+  height: number;
+}
+
+/** The request a generation was submitted with, minus the image bytes. */
+export interface GenerationParams {
+  size: string;
+  personSize: string;
+  fit: Fit;
+  occasion?: string;
+  styling: string[];
+  categories: GarmentCategory[];
+  seed?: number;
+  outputFormat: ImageFormat;
+  webhookUrl?: string;
+}
+
+export interface GenerationRecord {
+  id: string;
+  keyId: string;
+  engine: string;
+  status: GenerationStatus;
+  stage: PersistedStage;
+  params: GenerationParams;
+  inputs: { selfie: StoredImage; items: StoredImage[] } | null;
+  result: StoredImage | null;
+  attempts: number;
+  credit: 'reserved' | 'captured' | 'released';
+  createdAt: string;
+  startedAt?: string;
+  completedAt?: string;
+  expiresAt: string;
+  error?: { code: GenerationErrorCode; message: string };
+  erased: boolean;
+}
+
+/** A remembered reply to a request that carried an Idempotency-Key. */
+export interface IdempotencyRecord {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export interface State {
+  version: number;
+  installation: { id: string; createdAt: string } | null;
+  keys: ApiKeyRecord[];
+  ledger: LedgerEntry[];
+  generations: Record<string, GenerationRecord>;
+  /** Keyed by `${scope}\n${key}`. */
+  idempotency: Record<string, IdempotencyRecord>;
+}
+
+/** The state of a data directory that has never been started. */
+export function emptyState(): State {
+  return { version: SCHEMA_VERSION, installation: null, keys: [], ledger: [], generations: {}, idempotency: {} };
+}
+
+/**
+ * Brings a state read from disk up to SCHEMA_VERSION. Each migration takes the
+ * previous version's document; a newer document than this code knows is refused.
+ */
+export function migrate(raw: unknown): State {
+  if (raw === null || typeof raw !== 'object') throw new Error('the state file is not a JSON object');
+  const doc = raw as { version?: unknown };
+  if (doc.version === SCHEMA_VERSION) return raw as State;
+  if (typeof doc.version === 'number' && doc.version > SCHEMA_VERSION) {
+    throw new Error(`the state file has schema version ${doc.version}; this fittingroom understands up to ${SCHEMA_VERSION}`);
+  }
+  throw new Error(`the state file has an unknown schema version (${String(doc.version)})`);
+}
