@@ -58,7 +58,12 @@ async function run(jobId: string, request: EngineRequest): Promise<void> {
     });
     send({ type: 'result', jobId, image: result.image, format: result.format });
   } catch (error) {
-    send(toErrorEvent(jobId, error));
+    // A cancelled job rejects however the engine likes; the parent reports the cancel itself.
+    send(
+      controller.signal.aborted
+        ? { type: 'error', jobId, code: 'engine_failed', message: 'cancelled', retryable: false }
+        : toErrorEvent(jobId, error),
+    );
   } finally {
     running.delete(jobId);
   }

@@ -1,0 +1,17 @@
+/** Account and credit packs (contract 2.8). */
+import { Router } from 'express';
+import { accountSummary } from '../../credits/ledger.ts';
+import { CREDIT_PACKS } from '../../credits/packs.ts';
+import type { AppDeps } from '../../app.ts';
+
+/** Routes /api/v1/account and /api/v1/credit-packs. */
+export function accountRoutes({ store, clock }: AppDeps): Router {
+  const router = Router();
+  router.get('/account', (_req, res) => {
+    res.json(accountSummary(store.state, clock()));
+  });
+  router.get('/credit-packs', (_req, res) => {
+    res.json(CREDIT_PACKS);
+  });
+  return router;
+}

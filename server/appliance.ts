@@ -1,0 +1,125 @@
+/**
+ * Assembles a running appliance from a configuration: the store (and the
+ * first-start bootstrap), engines, job runner, sweeps and the HTTP app.
+ * server/index.ts and the tests both start the appliance through here.
+ */
+import { chmod } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { grantTrial } from './credits/ledger.ts';
+import { EngineRegistry } from './engines/registry.ts';
+import type { EngineSpec } from './engines/types.ts';
+import { IdempotencyGuard } from './idempotency/idempotency.ts';
+import { TerminalNotifier } from './jobs/notifier.ts';
+import { cleanOrphans, sweep } from './jobs/retention.ts';
+import { JobRunner } from './jobs/runner.ts';
+import { createKey } from './keys/api-keys.ts';
+import { Store } from './store/db.ts';
+import { writeFileDurably } from './store/durable-fs.ts';
+import { newId } from './store/ids.ts';
+import { VERSION } from './version.ts';
+
+export interface ApplianceOptions {
+  config: Config;
+  engines: EngineSpec[];
+  clock?: () => Date;
+  log?: (message: string, error?: unknown) => void;
+}
+
+/** A started appliance. */
+export interface Appliance {
+  url: string;
+  port: number;
+  store: Store;
+  runner: JobRunner;
+  engines: EngineRegistry;
+  /** The first admin key, only on the very first start of a data directory. */
+  firstAdminKey: string | null;
+  close(): Promise<void>;
+}
+
+/** First start of a data directory: an installation id, the trial credits and an admin key. */
+async function bootstrap(store: Store, config: Config, now: Date): Promise<string | null> {
+  if (store.state.installation) return null;
+  const key = await store.mutate((state) => {
+    state.installation = { id: newId('inst', now.getTime()), createdAt: now.toISOString() };
+    grantTrial(state, now, config.trialCredits, config.trialDays);
+    return createKey(state, 'first admin key', 'admin', now).key;
+  });
+  const path = join(config.dataDir, 'first-admin-key');
+  await writeFileDurably(path, `${key}\n`);
+  await chmod(path, 0o600);
+  return key;
+}
+
+/** Opens the data directory, starts engines and the runner, and listens. */
+export async function startAppliance(options: ApplianceOptions): Promise<Appliance> {
+  const { config } = options;
+  const clock = options.clock ?? (() => new Date());
+  const log = options.log ?? ((message: string, error?: unknown) => console.error(`fittingroom: ${message}`, error ?? ''));
+  const store = await Store.open(config.dataDir);
+  let engines: EngineRegistry | undefined;
+  let server: Server | undefined;
+  try {
+    const firstAdminKey = await bootstrap(store, config, clock());
+    await cleanOrphans(store);
+    engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
+    await engines.start();
+    const notifier = new TerminalNotifier();
+    const runner = new JobRunner({
+      store,
+      engines,
+      notifier,
+      clock,
+      maxAttempts: config.maxAttempts,
+      jobTimeoutMs: config.jobTimeoutSeconds * 1000,
+      deviceConcurrency: config.deviceConcurrency,
+      eraseInputsWhenDone: config.eraseInputsWhenDone,
+      log,
+    });
+    await sweep(store, clock());
+    await runner.recover();
+    const app = createApp({ config, store, engines, runner, notifier, idempotency: new IdempotencyGuard(), clock, version: VERSION, log });
+    server = createServer(app);
+    // Long waits are bounded by the API itself (≤ 120 s); keep sockets open past that.
+    server.requestTimeout = 0;
+    server.headersTimeout = 60_000;
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(config.port, config.host, () => resolve());
+    });
+    const port = (server.address() as AddressInfo).port;
+    const sweeper = setInterval(() => {
+      sweep(store, clock()).catch((error) => log('retention sweep failed', error));
+    }, config.sweepIntervalSeconds * 1000);
+    sweeper.unref();
+    const listening = server;
+    const registry = engines;
+    return {
+      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+      port,
+      store,
+      runner,
+      engines: registry,
+      firstAdminKey,
+      async close() {
+        clearInterval(sweeper);
+        const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
+        listening.closeAllConnections();
+        await runner.stop();
+        await registry.stop();
+        await closed;
+        await store.close();
+      },
+    };
+  } catch (error) {
+    server?.close();
+    await engines?.stop();
+    await store.close();
+    throw error;
+  }
+}

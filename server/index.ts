@@ -1,0 +1,50 @@
+/**
+ * The headless appliance: `npm run serve -- --port <p> --data-dir <dir>`.
+ * The only module that listens (through startAppliance). Under a parent
+ * process with an IPC channel (Electron's utility process, tests) it reports
+ * `{type: 'ready', port}`.
+ */
+import { loadConfig } from './config.ts';
+import { startAppliance } from './appliance.ts';
+import { builtinEngineSpecs } from './engines/builtin.ts';
+import { DataDirLockedError } from './store/db.ts';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.argv.slice(2));
+  const extra = process.env.FITTINGROOM_ENGINES ? (JSON.parse(process.env.FITTINGROOM_ENGINES) as ReturnType<typeof builtinEngineSpecs>) : [];
+  const appliance = await startAppliance({ config, engines: [...builtinEngineSpecs(), ...extra] });
+  const ready = appliance.engines.list().filter((engine) => engine.ready);
+  console.log(`fittingroom is running at ${appliance.url}/ (data in ${config.dataDir})`);
+  console.log(`  API: ${appliance.url}/api/v1  health: ${appliance.url}/api/v1/health`);
+  if (ready.length === 0) console.log('  No try-on engine is installed yet: submits are refused until one is (GET /api/v1/engines).');
+  else console.log(`  Engines: ${ready.map((engine) => `${engine.id} (${engine.device})`).join(', ')}`);
+  if (appliance.firstAdminKey) {
+    console.log(`\n  First start: your admin API key (shown once, also saved to ${config.dataDir}/first-admin-key):\n\n    ${appliance.firstAdminKey}\n`);
+  }
+  process.send?.({ type: 'ready', port: appliance.port });
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    console.log(`fittingroom: ${signal}, finishing up…`);
+    appliance.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error('fittingroom: shutdown failed', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error) => {
+  if (error instanceof DataDirLockedError || (error instanceof Error && /^(--|unknown option|unexpected argument|FITTINGROOM_)/.test(error.message))) {
+    console.error(`fittingroom: ${error.message}`);
+  } else {
+    console.error('fittingroom: could not start', error);
+  }
+  process.exit(1);
+});
