@@ -347,7 +347,8 @@ export class EngineHost {
   }
 
   private notReady(reason: string, description?: EngineDescription): EngineDescription {
-    return { ...(description ?? placeholderDescription(this.spec)), ready: false, reason };
+    const known = description ?? this.lastDescription ?? placeholderDescription(this.spec);
+    return { ...known, ready: false, reason };
   }
 }
 

@@ -157,7 +157,8 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
   test('a memory blow-up kills the engine and the next job works', async (t) => {
     const spec = compose({ allocateMb: 600, delayMs: 3_000, untilMarker: marker('memory') });
     const { registry } = await startRegistry(t, [spec], { memoryLimitMb: 300 });
-    await assert.rejects(registry.run('test-compose', request), isEngineError('engine_failed', /more than 300 MB of memory/));
+    const outOfMemory = isEngineError('engine_failed', /more than 300 MB of memory/);
+    await assert.rejects(registry.run('test-compose', request), outOfMemory);
     await assertNextRunWorks(registry, 'test-compose');
   });
 
@@ -183,13 +184,19 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
     const spec = compose({ hang: true, untilMarker: marker('cancel-hang') });
     const { registry } = await startRegistry(t, [spec], { cancelGraceMs: 300 });
     const controller = new AbortController();
+    let cancelledAt = 0;
     const run = registry.run('test-compose', request, {
       signal: controller.signal,
-      onProgress: ({ stage }) => {
-        if (stage === 'generating') controller.abort();
+      onProgress: ({ stage, progress }) => {
+        // The engine hangs right after reporting the middle generating step.
+        if (stage === 'generating' && progress > 0.5 && !cancelledAt) {
+          cancelledAt = Date.now();
+          controller.abort();
+        }
       },
     });
     await assert.rejects(run, isAbortError);
+    assert.ok(Date.now() - cancelledAt >= 250, 'the run settled only when the grace period ran out');
     await assertNextRunWorks(registry, 'test-compose');
   });
 
@@ -211,6 +218,14 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
     assert.equal(logs.length, 2);
     await assert.rejects(registry.run('broken', request), isEngineError('engine_unavailable'));
     await assertNextRunWorks(registry, 'good');
+  });
+
+  test('an engine that does not load in time is not ready', async (t) => {
+    const { registry } = await startRegistry(t, [compose()], { initTimeoutMs: 1 });
+    const [description] = registry.list();
+    assert.equal(description?.id, 'compose-engine');
+    assert.equal(description?.ready, false);
+    assert.match(description?.reason ?? '', /did not load within 1 ms/);
   });
 
   test('keeps the first of two engines with the same id', async (t) => {
