@@ -14,7 +14,7 @@
  *   every unacknowledged mutation is rejected: nothing acknowledged is lost,
  *   nothing unacknowledged is half-kept.
  */
-import { Low } from 'lowdb';
+import { Low, type Adapter } from 'lowdb';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-json-adapter.ts';
@@ -47,9 +47,9 @@ export class Store {
   }
 
   /** Opens (creating if needed) the state in `dataDir`, holding its lock. */
-  static async open(dataDir: string, options: { lock?: boolean } = {}): Promise<Store> {
+  static async open(dataDir: string, options: { lock?: boolean; adapter?: Adapter<State> } = {}): Promise<Store> {
     await mkdirDurably(dataDir);
-    const db = new Low<State>(new DurableJsonFile<State>(join(dataDir, 'state.json')), emptyState());
+    const db = new Low<State>(options.adapter ?? new DurableJsonFile<State>(join(dataDir, 'state.json')), emptyState());
     const store = new Store(dataDir, db);
     if (options.lock !== false) await store.acquireLock();
     try {
@@ -138,7 +138,7 @@ export class Store {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) {
           throw new DataDirLockedError(this.dataDir, pid);
         }
         // A lock left by a process that died (a crash, a power cut) is stale.
