@@ -16,7 +16,7 @@ import { IdempotencyGuard } from './idempotency/idempotency.ts';
 import { TerminalNotifier } from './jobs/notifier.ts';
 import { cleanOrphans, sweep } from './jobs/retention.ts';
 import { JobRunner } from './jobs/runner.ts';
-import { createKey } from './keys/api-keys.ts';
+import { createKey, generateKey } from './keys/api-keys.ts';
 import { Store } from './store/db.ts';
 import { writeFileDurably } from './store/durable-fs.ts';
 import { newId } from './store/ids.ts';
@@ -41,17 +41,22 @@ export interface Appliance {
   close(): Promise<void>;
 }
 
-/** First start of a data directory: an installation id, the trial credits and an admin key. */
+/**
+ * First start of a data directory: an installation id, the trial credits and
+ * an admin key. The key file is written before the state that makes this
+ * start "not the first", so a crash in between only means a new key next time.
+ */
 async function bootstrap(store: Store, config: Config, now: Date): Promise<string | null> {
   if (store.state.installation) return null;
-  const key = await store.mutate((state) => {
-    state.installation = { id: newId('inst', now.getTime()), createdAt: now.toISOString() };
-    grantTrial(state, now, config.trialCredits, config.trialDays);
-    return createKey(state, 'first admin key', 'admin', now).key;
-  });
+  const key = generateKey();
   const path = join(config.dataDir, 'first-admin-key');
   await writeFileDurably(path, `${key}\n`);
   await chmod(path, 0o600);
+  await store.mutate((state) => {
+    state.installation = { id: newId('inst', now.getTime()), createdAt: now.toISOString() };
+    grantTrial(state, now, config.trialCredits, config.trialDays);
+    createKey(state, 'first admin key', 'admin', now, { key });
+  });
   return key;
 }
 

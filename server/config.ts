@@ -80,6 +80,8 @@ const FLAGS = {
   'job-timeout': 'jobTimeoutSeconds',
   'wait-default': 'waitDefaultSeconds',
   'max-queue': 'maxQueueDepth',
+  'erase-inputs': 'eraseInputsWhenDone',
+  'retention-days': 'imageRetentionDays',
 } as const satisfies Record<string, keyof Config>;
 
 type FlagName = keyof typeof FLAGS;
@@ -90,7 +92,10 @@ function isFlag(name: string): name is FlagName {
 
 function setValue(config: Config, key: keyof Config, raw: string, origin: string): void {
   const current = config[key];
-  if (typeof current === 'number') {
+  if (typeof current === 'boolean') {
+    if (!/^(true|false|1|0)$/.test(raw)) throw new Error(`${origin} must be true or false, got "${raw}"`);
+    (config as unknown as Record<string, unknown>)[key] = raw === 'true' || raw === '1';
+  } else if (typeof current === 'number') {
     const value = Number(raw);
     if (!Number.isFinite(value) || value < 0) throw new Error(`${origin} must be a non-negative number, got "${raw}"`);
     (config as unknown as Record<string, unknown>)[key] = value;

@@ -167,11 +167,12 @@ export class JobRunner {
       return;
     }
     if (!(await store.mutate((state) => startAttempt(state, id, clock())))) return;
+    const started = store.state.generations[id]!;
     job.live = { stage: 'preprocessing', progress: 0 };
-    const workDir = join(store.dataDir, 'work', `${id}-${record.attempts}`);
+    const workDir = join(store.dataDir, 'work', `${id}-${started.attempts}`);
     await mkdir(workDir, { recursive: true });
     try {
-      const result = await engines.run(record.engine, this.request(record, workDir), {
+      const result = await engines.run(started.engine, this.request(started, workDir), {
         signal: job.controller.signal,
         onProgress: (progress) => {
           job.live = { stage: progress.stage, progress: Math.max(job.live.progress, Math.min(1, progress.progress)) };

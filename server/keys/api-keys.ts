@@ -76,8 +76,14 @@ export function checkKeyFields(name: unknown, scope: unknown): { name: string; s
 }
 
 /** Adds a key to the state; returns the record and the key, which is never stored. */
-export function createKey(state: State, name: string, scope: KeyScope, now: Date, lineageId?: string): { record: ApiKeyRecord; key: string } {
-  const key = generateKey();
+export function createKey(
+  state: State,
+  name: string,
+  scope: KeyScope,
+  now: Date,
+  options: { lineageId?: string; key?: string } = {},
+): { record: ApiKeyRecord; key: string } {
+  const key = options.key ?? generateKey();
   const id = newId('key', now.getTime());
   const record: ApiKeyRecord = {
     id,
@@ -86,7 +92,7 @@ export function createKey(state: State, name: string, scope: KeyScope, now: Date
     hash: hashKey(key),
     prefix: key.slice(0, PREFIX.length + 4),
     createdAt: now.toISOString(),
-    lineageId: lineageId ?? id,
+    lineageId: options.lineageId ?? id,
   };
   state.keys.push(record);
   return { record, key };
@@ -127,7 +133,7 @@ export function rotateKey(state: State, id: string, now: Date, graceSeconds: num
   const previous = state.keys.find((candidate) => candidate.id === id);
   if (!previous) throw new ApiError('not_found', `There is no API key ${id}.`);
   if (!isKeyActive(previous, now)) throw new ApiError('conflict', `The API key ${id} is revoked or expired and cannot be rotated.`);
-  const created = createKey(state, previous.name, previous.scope, now, previous.lineageId);
+  const created = createKey(state, previous.name, previous.scope, now, { lineageId: previous.lineageId });
   const graceEnd = new Date(now.getTime() + graceSeconds * 1000).toISOString();
   if (previous.expiresAt === undefined || Date.parse(previous.expiresAt) > Date.parse(graceEnd)) previous.expiresAt = graceEnd;
   previous.rotatedTo = created.record.id;
