@@ -13,6 +13,7 @@ import { defaultConfig, type Config } from '../../server/config.ts';
 import type { EngineSpec } from '../../server/engines/types.ts';
 import type { ComposeEngineOptions } from './engines/compose-engine.ts';
 import { assertLedgerInvariants, readDurableState } from './invariants.ts';
+import { checkAgainstOpenApi } from './openapi-check.ts';
 
 export const COMPOSE_ENGINE = resolve(import.meta.dirname, 'engines/compose-engine.ts');
 
@@ -28,7 +29,7 @@ export interface TestAppliance {
   url: string;
   dataDir: string;
   adminKey: string;
-  /** fetch against the appliance with the admin key (or `key`) as bearer. */
+  /** fetch against the appliance with the admin key (or `key`) as bearer; every response is checked against the OpenAPI document. */
   call(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; key?: string | null }): Promise<Response>;
 }
 
@@ -66,7 +67,7 @@ export async function startTestAppliance(
     url: appliance.url,
     dataDir,
     adminKey,
-    call(method, path, { body, headers = {}, key } = {}) {
+    async call(method, path, { body, headers = {}, key } = {}) {
       const all: Record<string, string> = { ...headers };
       const bearer = key === undefined ? adminKey : key;
       if (bearer !== null) all.authorization = `Bearer ${bearer}`;
@@ -75,7 +76,11 @@ export async function startTestAppliance(
         payload = typeof body === 'string' ? body : JSON.stringify(body);
         all['content-type'] ??= 'application/json';
       }
-      return fetch(`${appliance.url}${path}`, { method, headers: all, body: payload ?? null });
+      const url = `${appliance.url}${path}`;
+      const response = await fetch(url, { method, headers: all, body: payload ?? null });
+      const copy = response.clone();
+      checkAgainstOpenApi(method, url, copy.status, copy.headers.get('content-type'), await copy.text());
+      return response;
     },
   };
 }

@@ -1,6 +1,7 @@
 /** Engines and health (contract 2.10). */
 import { Router } from 'express';
 import type { AppDeps } from '../../app.ts';
+import { openApiDocument } from '../openapi.ts';
 
 /** GET /api/v1/engines (authenticated). */
 export function engineRoutes({ engines }: AppDeps): Router {
@@ -11,9 +12,13 @@ export function engineRoutes({ engines }: AppDeps): Router {
   return router;
 }
 
-/** GET /api/v1/health (no authentication). */
+/** GET /api/v1/health and /api/v1/openapi.json (no authentication). */
 export function healthRoutes({ engines, runner, version }: AppDeps): Router {
   const router = Router();
+  const openapi = JSON.stringify(openApiDocument(version));
+  router.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openapi);
+  });
   router.get('/health', (_req, res) => {
     const list = engines.list();
     res.json({
