@@ -55,10 +55,11 @@ export function checkSubmission(body: unknown): CheckedSubmission {
   const fail = (field: string, message: string) => errors.push({ field, message });
 
   for (const field of Object.keys(input)) if (!KNOWN_FIELDS.has(field)) fail(field, 'is not a known field');
-  if (typeof input.selfie !== 'string' || input.selfie === '') fail('selfie', 'a base64 image or data URL is required');
+  // An empty string is left to the image decoder, which answers invalid_image like any other unreadable image.
+  if (typeof input.selfie !== 'string') fail('selfie', 'a base64 image or data URL is required');
   const items = input.items;
   if (!Array.isArray(items) || items.length < 1 || items.length > 4) fail('items', 'an array of 1 to 4 images is required');
-  else items.forEach((item, i) => (typeof item !== 'string' || item === '') && fail(`items[${i}]`, 'must be a base64 image or data URL'));
+  else items.forEach((item, i) => typeof item !== 'string' && fail(`items[${i}]`, 'must be a base64 image or data URL'));
 
   const size = normalizeSize(input.size);
   if (size === null) fail('size', 'must be a letter size (XXS–4XL), an even EU size 30–64, or a waist W24–W44');

@@ -112,17 +112,20 @@ export function findActiveKey(state: State, key: string, now: Date): ApiKeyRecor
   return record && isKeyActive(record, now) ? record : undefined;
 }
 
-function activeAdmins(state: State, now: Date): ApiKeyRecord[] {
-  return state.keys.filter((record) => record.scope === 'admin' && isKeyActive(record, now));
-}
-
-/** Revokes a key at once; refuses to revoke the last active admin key (that would lock everyone out). */
+/**
+ * Revokes a key at once. Refuses to revoke an admin key when no other admin
+ * key would remain for good (keys in their rotation grace do not count: they
+ * stop working soon), since that would lock everyone out.
+ */
 export function revokeKey(state: State, id: string, now: Date): ApiKeyRecord {
   const record = state.keys.find((candidate) => candidate.id === id);
   if (!record) throw new ApiError('not_found', `There is no API key ${id}.`);
   if (record.revokedAt) return record;
-  if (record.scope === 'admin' && isKeyActive(record, now) && activeAdmins(state, now).length === 1) {
-    throw new ApiError('conflict', 'This is the last active admin key; create another admin key before revoking it.');
+  const lastingAdmins = state.keys.filter(
+    (other) => other.id !== id && other.scope === 'admin' && isKeyActive(other, now) && other.expiresAt === undefined,
+  );
+  if (record.scope === 'admin' && isKeyActive(record, now) && lastingAdmins.length === 0) {
+    throw new ApiError('conflict', 'No other admin key would remain; create another admin key before revoking this one.');
   }
   record.revokedAt = now.toISOString();
   return record;
