@@ -200,6 +200,7 @@ export class EngineHost {
         reject(new EngineError('engine_failed', 'the engine process stopped before the job started'));
         return;
       }
+      this.holdProcessOpen(true);
       const onAbort = (): void => {
         if (this.job !== job || job.cancelled) return;
         job.cancelled = true;
@@ -266,13 +267,33 @@ export class EngineHost {
     if (!init) return;
     this.init = undefined;
     clearTimeout(init.timer);
+    this.holdProcessOpen(false);
     init.resolve(description);
+  }
+
+  /**
+   * An idle host must not keep its parent alive (a test process, or a CLI that
+   * is done); while it loads or runs a job, it must, or the parent could exit
+   * with the job's promise still pending.
+   */
+  private holdProcessOpen(hold: boolean): void {
+    const child = this.child;
+    if (!child) return;
+    const channel = child.channel as { ref?: () => void; unref?: () => void } | null | undefined;
+    if (hold) {
+      child.ref();
+      channel?.ref?.();
+    } else {
+      child.unref();
+      channel?.unref?.();
+    }
   }
 
   private settleJob(error: Error | undefined, result?: EngineResult): void {
     const job = this.job;
     if (!job) return;
     this.job = undefined;
+    this.holdProcessOpen(false);
     job.cleanup();
     if (job.cancelled) job.reject(abortError());
     else if (error) job.reject(error);

@@ -11,7 +11,8 @@ import { EngineError, type EngineProgress, type EngineRequest, type EngineSpec }
 import type { ComposeEngineOptions } from '../helpers/engines/compose-engine.ts';
 
 const COMPOSE = fileURLToPath(new URL('../helpers/engines/compose-engine.ts', import.meta.url));
-const TEST_TIMEOUT_MS = 30_000;
+// Generous: the whole suite shares two cores with the rest of the test run.
+const TEST_TIMEOUT_MS = 180_000;
 const SELFIE = { width: 240, height: 320 };
 
 let dir: string;
