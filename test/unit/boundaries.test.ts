@@ -1,0 +1,54 @@
+/**
+ * Process boundaries and single-owner imports, checked on the source:
+ * server/ never reaches into electron, main/, renderer/ or test/; only
+ * store/db.ts imports lowdb at run time.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { test } from 'node:test';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+interface Import {
+  spec: string;
+  typeOnly: boolean;
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)));
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const found: Import[] = [];
+  for (const m of text.matchAll(/^\s*(import|export)(\s+type)?\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
+  for (const m of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[1]!, typeOnly: false });
+  for (const m of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ spec: m[1]!, typeOnly: false });
+  return found;
+}
+
+test('server/ never imports electron, main/, renderer/ or test/', () => {
+  for (const file of sources('server')) {
+    for (const { spec } of importsOf(file)) {
+      assert.ok(!/^electron(\/|$)/.test(spec), `${file} imports ${spec}`);
+      if (spec.startsWith('.')) {
+        const target = relative(ROOT, join(ROOT, dirname(file), spec));
+        assert.ok(target.startsWith('server/') || target === 'package.json', `${file} imports ${spec} (outside server/)`);
+      }
+    }
+  }
+});
+
+test('only server/store/db.ts imports lowdb at run time', () => {
+  const importers = sources('server').filter((file) => importsOf(file).some(({ spec, typeOnly }) => !typeOnly && (spec === 'lowdb' || spec.startsWith('lowdb/'))));
+  assert.deepEqual(importers, ['server/store/db.ts']);
+});
+
+test('the import scanner sees real imports', () => {
+  assert.ok(importsOf('server/store/db.ts').some(({ spec }) => spec === 'lowdb'));
+  assert.ok(importsOf('server/store/durable-json-adapter.ts').some(({ spec, typeOnly }) => spec === 'lowdb' && typeOnly));
+  assert.ok(importsOf('server/app.ts').some(({ spec }) => spec === './api/routes/try-on.ts'));
+});
