@@ -197,3 +197,16 @@ test('an unknown engine id is a 422 naming the field', async (t) => {
   const problem = (await response.json()) as { errors: Array<{ field: string }> };
   assert.equal(problem.errors[0]!.field, 'engine');
 });
+
+test('a full queue refuses submits with 503 queue_full and Retry-After, moving no credit', async (t) => {
+  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })], config: { maxQueueDepth: 2 } });
+  for (let i = 0; i < 2; i++) assert.equal((await app.call('POST', '/api/v1/try-on', { body: await submission() })).status, 202);
+  const refused = await app.call('POST', '/api/v1/try-on', { body: await submission() });
+  assert.equal(refused.status, 503);
+  assert.equal(((await refused.json()) as { code: string }).code, 'queue_full');
+  assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+  const account = (await (await app.call('GET', '/api/v1/account')).json()) as { creditsRemaining: number; creditsReserved: number };
+  assert.deepEqual([account.creditsRemaining, account.creditsReserved], [23, 2]);
+  const health = (await (await app.call('GET', '/api/v1/health', { key: null })).json()) as { queueDepth: number };
+  assert.equal(health.queueDepth, 2);
+});
