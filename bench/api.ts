@@ -84,7 +84,14 @@ async function sequentialSubmits(server: ServerChild, client: BenchClient, body:
   return { latency: summarize(samples), serverCpuMsPerSubmit: round(cpu.serverCpuMs / SEQUENTIAL, 1), clientPercent: cpu.clientPercent };
 }
 
-async function concurrentSubmits(server: ServerChild, client: BenchClient, body: Buffer, genIds: string[], concurrency: number, requests: number) {
+async function concurrentSubmits(
+  server: ServerChild,
+  client: BenchClient,
+  body: Buffer,
+  genIds: string[],
+  concurrency: number,
+  requests: number,
+) {
   const samples: number[] = [];
   let next = 0;
   const window = new CpuWindow(server.pid);
@@ -196,10 +203,15 @@ async function main(): Promise<void> {
 
   const { selfie, item } = await makeBenchImages();
   const body = Buffer.from(JSON.stringify({ selfie: selfie.bytes.toString('base64'), items: [item.bytes.toString('base64')], size: 'M' }));
-  console.log(`inputs: selfie ${selfie.bytes.length} B ${selfie.width}×${selfie.height} (q${selfie.quality}, grain ${selfie.grain}); item ${item.bytes.length} B ${item.width}×${item.height} (q${item.quality}, grain ${item.grain}); body ${body.length} B`);
+  console.log(
+    `inputs: selfie ${selfie.bytes.length} B ${selfie.width}×${selfie.height} (q${selfie.quality}, grain ${selfie.grain}); item ${item.bytes.length} B ${item.width}×${item.height} (q${item.quality}, grain ${item.grain}); body ${body.length} B`,
+  );
   console.log(`machine: ${cpus().length} cores, ${cpus()[0]?.model ?? 'unknown CPU'}, node ${process.version}`);
 
-  const server = await startServerChild({ engines: benchEngines(SLOW_ENGINE_DELAY_MS), execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  const server = await startServerChild({
+    engines: benchEngines(SLOW_ENGINE_DELAY_MS),
+    execArgv: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
   const client = new BenchClient(server.url, server.adminKey, 64);
   const genIds: string[] = [];
   let results;
@@ -217,13 +229,23 @@ async function main(): Promise<void> {
     const complete = await statusLatency(client, completeId, 'complete');
     console.log('status done; idle waiters next');
     const waiters = await idleWaiters(server, genIds);
-    results = { rssStartMiB: rssStart, rssEndMiB: rssMiB(server.pid), serverThreads: threadCount(server.pid), sequential, concurrent, status: { pending, complete }, waiters };
+    results = {
+      rssStartMiB: rssStart,
+      rssEndMiB: rssMiB(server.pid),
+      serverThreads: threadCount(server.pid),
+      sequential,
+      concurrent,
+      status: { pending, complete },
+      waiters,
+    };
   } finally {
     client.close();
     await server.close();
   }
 
-  const stages: StageTiming[] = args.has('--skip-stages') ? [] : await profileSubmitStages(body, { runs: 20, stateSizes: [0, 1000, 10_000] });
+  const stages: StageTiming[] = args.has('--skip-stages')
+    ? []
+    : await profileSubmitStages(body, { runs: 20, stateSizes: [0, 1000, 10_000] });
 
   const { sequential, concurrent, status, waiters } = results;
   console.log('\n## Results vs targets\n');
@@ -231,11 +253,36 @@ async function main(): Promise<void> {
     table(
       ['measure', 'value', 'target', 'verdict'],
       [
-        ['submit p50 (sequential, n=100)', `${sequential.latency.p50} ms`, `< ${TARGETS.submitP50Ms} ms`, verdict(sequential.latency.p50 < TARGETS.submitP50Ms)],
-        ['submit p99 (sequential, n=100)', `${sequential.latency.p99} ms`, `< ${TARGETS.submitP99Ms} ms`, verdict(sequential.latency.p99 < TARGETS.submitP99Ms)],
-        ['status p50 (pending)', `${status.pending.latency.p50} ms`, `< ${TARGETS.statusP50Ms} ms`, verdict(status.pending.latency.p50 < TARGETS.statusP50Ms)],
-        ['status p50 (complete, image inline)', `${status.complete.latency.p50} ms`, `(< ${TARGETS.statusP50Ms} ms)`, verdict(status.complete.latency.p50 < TARGETS.statusP50Ms)],
-        [`${waiters.waiters} idle waiters, server CPU`, `${waiters.waitingCpuPercent} % of a core`, `< ${TARGETS.waitersCpuPercent} %`, verdict(waiters.waitingCpuPercent < TARGETS.waitersCpuPercent)],
+        [
+          'submit p50 (sequential, n=100)',
+          `${sequential.latency.p50} ms`,
+          `< ${TARGETS.submitP50Ms} ms`,
+          verdict(sequential.latency.p50 < TARGETS.submitP50Ms),
+        ],
+        [
+          'submit p99 (sequential, n=100)',
+          `${sequential.latency.p99} ms`,
+          `< ${TARGETS.submitP99Ms} ms`,
+          verdict(sequential.latency.p99 < TARGETS.submitP99Ms),
+        ],
+        [
+          'status p50 (pending)',
+          `${status.pending.latency.p50} ms`,
+          `< ${TARGETS.statusP50Ms} ms`,
+          verdict(status.pending.latency.p50 < TARGETS.statusP50Ms),
+        ],
+        [
+          'status p50 (complete, image inline)',
+          `${status.complete.latency.p50} ms`,
+          `(< ${TARGETS.statusP50Ms} ms)`,
+          verdict(status.complete.latency.p50 < TARGETS.statusP50Ms),
+        ],
+        [
+          `${waiters.waiters} idle waiters, server CPU`,
+          `${waiters.waitingCpuPercent} % of a core`,
+          `< ${TARGETS.waitersCpuPercent} %`,
+          verdict(waiters.waitingCpuPercent < TARGETS.waitersCpuPercent),
+        ],
       ],
     ),
   );
@@ -244,8 +291,28 @@ async function main(): Promise<void> {
     table(
       ['run', 'n', 'p50', 'p90', 'p99', 'max', 'submits/s', 'server CPU', 'client CPU'],
       [
-        ['sequential', sequential.latency.n, sequential.latency.p50, sequential.latency.p90, sequential.latency.p99, sequential.latency.max, round(1000 / sequential.latency.p50, 1), `${sequential.serverCpuMsPerSubmit} ms/submit`, `${sequential.clientPercent} %`],
-        ...concurrent.map((run) => [`concurrency ${run.concurrency}`, run.latency.n, run.latency.p50, run.latency.p90, run.latency.p99, run.latency.max, run.submitsPerSecond, `${run.serverCpuPercent} %`, `${run.clientCpuPercent} %`]),
+        [
+          'sequential',
+          sequential.latency.n,
+          sequential.latency.p50,
+          sequential.latency.p90,
+          sequential.latency.p99,
+          sequential.latency.max,
+          round(1000 / sequential.latency.p50, 1),
+          `${sequential.serverCpuMsPerSubmit} ms/submit`,
+          `${sequential.clientPercent} %`,
+        ],
+        ...concurrent.map((run) => [
+          `concurrency ${run.concurrency}`,
+          run.latency.n,
+          run.latency.p50,
+          run.latency.p90,
+          run.latency.p99,
+          run.latency.max,
+          run.submitsPerSecond,
+          `${run.serverCpuPercent} %`,
+          `${run.clientCpuPercent} %`,
+        ]),
       ],
     ),
   );
@@ -253,7 +320,15 @@ async function main(): Promise<void> {
   console.log(
     table(
       ['generation', 'n', 'reply bytes', 'p50', 'p90', 'p99', 'max'],
-      (['pending', 'complete'] as const).map((kind) => [kind, status[kind].latency.n, status[kind].bytes, status[kind].latency.p50, status[kind].latency.p90, status[kind].latency.p99, status[kind].latency.max]),
+      (['pending', 'complete'] as const).map((kind) => [
+        kind,
+        status[kind].latency.n,
+        status[kind].bytes,
+        status[kind].latency.p50,
+        status[kind].latency.p90,
+        status[kind].latency.p99,
+        status[kind].latency.max,
+      ]),
     ),
   );
   console.log(`\n## ${waiters.waiters} idle wait clients (wait=${waiters.waitSeconds})\n`);
@@ -264,8 +339,14 @@ async function main(): Promise<void> {
         ['server CPU, no waiters (baseline, 5 s)', `${waiters.baselineCpuPercent} % of a core`],
         ['server CPU, 500 waiting (10 s window)', `${waiters.waitingCpuPercent} % of a core`],
         ['client CPU in the same window', `${waiters.waitingClientCpuPercent} % of a core`],
-        ['server RSS before / waiting / end of window', `${waiters.rssBeforeMiB} / ${waiters.rssWaitingMiB} / ${waiters.rssAfterWindowMiB} MiB`],
-        ['return after the bound, from each request sent (p50 / p99 / max)', `${waiters.lateness.p50} / ${waiters.lateness.p99} / ${waiters.lateness.max} ms`],
+        [
+          'server RSS before / waiting / end of window',
+          `${waiters.rssBeforeMiB} / ${waiters.rssWaitingMiB} / ${waiters.rssAfterWindowMiB} MiB`,
+        ],
+        [
+          'return after the bound, from each request sent (p50 / p99 / max)',
+          `${waiters.lateness.p50} / ${waiters.lateness.p99} / ${waiters.lateness.max} ms`,
+        ],
         ['first to last request sent (spread)', `${waiters.sendSpreadMs} ms`],
         ['first to last reply back (spread)', `${waiters.returnSpreadMs} ms`],
         ['replies not 200 pending with Retry-After: 1', String(waiters.wrongReplies)],
@@ -274,9 +355,16 @@ async function main(): Promise<void> {
   );
   if (stages.length > 0) {
     console.log('\n## Submit handler stages (in-process, medians)\n');
-    console.log(table(['stage', 'n', 'median ms', 'p90 ms', 'note'], stages.map((row) => [row.stage, row.n, row.medianMs, row.p90Ms, row.note ?? ''])));
+    console.log(
+      table(
+        ['stage', 'n', 'median ms', 'p90 ms', 'note'],
+        stages.map((row) => [row.stage, row.n, row.medianMs, row.p90Ms, row.note ?? '']),
+      ),
+    );
   }
-  console.log(`\nserver RSS ${results.rssStartMiB} MiB at start, ${results.rssEndMiB} MiB at end; ${results.serverThreads} threads; total run ${round((performance.now() - started) / 1000, 1)} s`);
+  console.log(
+    `\nserver RSS ${results.rssStartMiB} MiB at start, ${results.rssEndMiB} MiB at end; ${results.serverThreads} threads; total run ${round((performance.now() - started) / 1000, 1)} s`,
+  );
   if (profileDir) console.log(`server CPU profile: ${profileDir}`);
   console.log(
     `BENCH_API_JSON ${JSON.stringify({
@@ -284,7 +372,11 @@ async function main(): Promise<void> {
       cores: cpus().length,
       cpu: cpus()[0]?.model,
       node: process.version,
-      inputs: { selfie: { bytes: selfie.bytes.length, width: selfie.width, height: selfie.height, quality: selfie.quality }, item: { bytes: item.bytes.length, width: item.width, height: item.height, quality: item.quality }, bodyBytes: body.length },
+      inputs: {
+        selfie: { bytes: selfie.bytes.length, width: selfie.width, height: selfie.height, quality: selfie.quality },
+        item: { bytes: item.bytes.length, width: item.width, height: item.height, quality: item.quality },
+        bodyBytes: body.length,
+      },
       targets: TARGETS,
       ...results,
       stages,

@@ -85,7 +85,8 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) console.error(`fittingroom: ${error.message}\n${USAGE}`);
   else if (error instanceof ApiError || error instanceof DataDirLockedError) console.error(`fittingroom: ${error.message}`);
-  else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) console.error(`fittingroom: ${error.message}\n${USAGE}`);
+  else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
+    console.error(`fittingroom: ${error.message}\n${USAGE}`);
   else console.error('fittingroom:', error);
   process.exitCode = 1;
 });

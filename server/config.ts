@@ -118,7 +118,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new Error(`unexpected argument "${arg}"`);
     const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
-    if (!isFlag(name)) throw new Error(`unknown option --${name} (known: ${Object.keys(FLAGS).map((f) => `--${f}`).join(', ')})`);
+    if (!isFlag(name))
+      throw new Error(
+        `unknown option --${name} (known: ${Object.keys(FLAGS)
+          .map((f) => `--${f}`)
+          .join(', ')})`,
+      );
     const value = inline ?? argv[++i];
     if (value === undefined) throw new Error(`--${name} needs a value`);
     setValue(config, FLAGS[name], value, `--${name}`);

@@ -11,7 +11,9 @@ import { DataDirLockedError } from './store/db.ts';
 
 async function main(): Promise<void> {
   const config = loadConfig(process.argv.slice(2));
-  const extra = process.env.FITTINGROOM_ENGINES ? (JSON.parse(process.env.FITTINGROOM_ENGINES) as ReturnType<typeof builtinEngineSpecs>) : [];
+  const extra = process.env.FITTINGROOM_ENGINES
+    ? (JSON.parse(process.env.FITTINGROOM_ENGINES) as ReturnType<typeof builtinEngineSpecs>)
+    : [];
   const appliance = await startAppliance({ config, engines: [...builtinEngineSpecs(), ...extra] });
   const ready = appliance.engines.list().filter((engine) => engine.ready);
   console.log(`fittingroom is running at ${appliance.url}/ (data in ${config.dataDir})`);
@@ -19,7 +21,9 @@ async function main(): Promise<void> {
   if (ready.length === 0) console.log('  No try-on engine is installed yet: submits are refused until one is (GET /api/v1/engines).');
   else console.log(`  Engines: ${ready.map((engine) => `${engine.id} (${engine.device})`).join(', ')}`);
   if (appliance.firstAdminKey) {
-    console.log(`\n  First start: your admin API key (shown once, also saved to ${config.dataDir}/first-admin-key):\n\n    ${appliance.firstAdminKey}\n`);
+    console.log(
+      `\n  First start: your admin API key (shown once, also saved to ${config.dataDir}/first-admin-key):\n\n    ${appliance.firstAdminKey}\n`,
+    );
   }
   process.send?.({ type: 'ready', port: appliance.port });
 
@@ -41,7 +45,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  if (error instanceof DataDirLockedError || (error instanceof Error && /^(--|unknown option|unexpected argument|FITTINGROOM_)/.test(error.message))) {
+  if (
+    error instanceof DataDirLockedError ||
+    (error instanceof Error && /^(--|unknown option|unexpected argument|FITTINGROOM_)/.test(error.message))
+  ) {
     console.error(`fittingroom: ${error.message}`);
   } else {
     console.error('fittingroom: could not start', error);

@@ -44,7 +44,14 @@ export class BenchClient {
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const endedAt = performance.now();
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: endedAt - started, sentAt, endedAt });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ms: endedAt - started,
+            sentAt,
+            endedAt,
+          });
         });
         res.on('error', reject);
       });

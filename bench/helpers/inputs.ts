@@ -68,7 +68,9 @@ function addGrain(pixels: Buffer, amplitude: number, seed: number): Buffer {
 }
 
 function encode(pixels: Buffer, quality: number): Promise<Buffer> {
-  return sharp(pixels, { raw: { width: WIDTH, height: HEIGHT, channels: 3 } }).jpeg({ quality, chromaSubsampling: '4:2:0' }).toBuffer();
+  return sharp(pixels, { raw: { width: WIDTH, height: HEIGHT, channels: 3 } })
+    .jpeg({ quality, chromaSubsampling: '4:2:0' })
+    .toBuffer();
 }
 
 /** The smallest grain, then the quality (binary search), whose JPEG lands within 4 % of 1 MiB. */
@@ -82,7 +84,15 @@ async function makeImage(name: string, path: string, seed: number): Promise<Benc
     while (low <= high) {
       const quality = Math.floor((low + high) / 2);
       const bytes = await encode(pixels, quality);
-      const candidate: BenchImage = { name, source: existsSync(path) ? path : 'generated', bytes, width: WIDTH, height: HEIGHT, quality, grain };
+      const candidate: BenchImage = {
+        name,
+        source: existsSync(path) ? path : 'generated',
+        bytes,
+        width: WIDTH,
+        height: HEIGHT,
+        quality,
+        grain,
+      };
       if (!best || Math.abs(bytes.length - TARGET_BYTES) < Math.abs(best.bytes.length - TARGET_BYTES)) best = candidate;
       if (Math.abs(bytes.length - TARGET_BYTES) <= TARGET_BYTES * TOLERANCE) return candidate;
       if (bytes.length < TARGET_BYTES) low = quality + 1;

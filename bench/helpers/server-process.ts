@@ -35,7 +35,18 @@ export function benchEngines(slowDelayMs: number): unknown[] {
 /** Starts `server/index.ts` in a child with an IPC channel; resolves once it reports ready. */
 export async function startServerChild(options: { engines: unknown[]; execArgv?: string[] }): Promise<ServerChild> {
   const dataDir = await mkdtemp(join(tmpdir(), 'fittingroom-bench-'));
-  const args = ['--port', '0', '--data-dir', dataDir, '--trial-credits', '100000', '--submits-per-minute', '100000000', '--max-queue', '1000000'];
+  const args = [
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--trial-credits',
+    '100000',
+    '--submits-per-minute',
+    '100000000',
+    '--max-queue',
+    '1000000',
+  ];
   const child = fork(resolve(ROOT, 'server/index.ts'), args, {
     cwd: ROOT,
     execArgv: ['--import', 'tsx', ...(options.execArgv ?? [])],

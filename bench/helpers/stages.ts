@@ -49,26 +49,56 @@ export async function profileSubmitStages(body: Buffer, options: { runs: number;
   const { runs } = options;
   const limits = DEFAULT_IMAGE_LIMITS;
   const rows: StageTiming[] = [];
-  const add = (stage: string, timing: { medianMs: number; p90Ms: number; n: number }, note?: string) => rows.push({ stage, ...timing, ...(note ? { note } : {}) });
+  const add = (stage: string, timing: { medianMs: number; p90Ms: number; n: number }, note?: string) =>
+    rows.push({ stage, ...timing, ...(note ? { note } : {}) });
 
-  add('body: utf8 text + JSON.parse (express.json)', await timeIt(runs, () => JSON.parse(body.toString('utf8'))), `${(body.length / 1e6).toFixed(2)} MB body`);
+  add(
+    'body: utf8 text + JSON.parse (express.json)',
+    await timeIt(runs, () => JSON.parse(body.toString('utf8'))),
+    `${(body.length / 1e6).toFixed(2)} MB body`,
+  );
   const parsed = JSON.parse(body.toString('utf8')) as { selfie: string; items: string[] };
   add('checkSubmission (field validation)', await timeIt(runs, () => checkSubmission(parsed)));
   const fields = [parsed.selfie, ...parsed.items];
-  add('decodeImageField ×2 (regex, base64, sha256)', await timeIt(runs, () => fields.map((value, i) => decodeImageField(value, `f${i}`, limits))));
+  add(
+    'decodeImageField ×2 (regex, base64, sha256)',
+    await timeIt(runs, () => fields.map((value, i) => decodeImageField(value, `f${i}`, limits))),
+  );
   const decoded = fields.map((value, i) => decodeImageField(value, `f${i}`, limits));
   add('  of which sha256 ×2', await timeIt(runs, () => decoded.map((image) => createHash('sha256').update(image.bytes).digest('hex'))));
-  add('  of which base64 regex test ×2', await timeIt(runs, () => fields.map((value) => /^[A-Za-z0-9+/]*={0,2}$/.test(value))), 'anchored /^[A-Za-z0-9+/]*={0,2}$/');
-  add('  what-if: negated-class test ×2', await timeIt(runs, () => fields.map((value) => !/[^A-Za-z0-9+/=]/.test(value) && !/=[^=]/.test(value.slice(value.indexOf('='))))), '/[^A-Za-z0-9+/=]/ + padding position');
+  add(
+    '  of which base64 regex test ×2',
+    await timeIt(runs, () => fields.map((value) => /^[A-Za-z0-9+/]*={0,2}$/.test(value))),
+    'anchored /^[A-Za-z0-9+/]*={0,2}$/',
+  );
+  add(
+    '  what-if: negated-class test ×2',
+    await timeIt(runs, () => fields.map((value) => !/[^A-Za-z0-9+/=]/.test(value) && !/=[^=]/.test(value.slice(value.indexOf('='))))),
+    '/[^A-Za-z0-9+/=]/ + padding position',
+  );
   add('checkImage ×2 (header probe)', await timeIt(runs, () => decoded.map((image) => checkImage(image, limits))));
   const probes = decoded.map((image) => checkImage(image, limits));
-  add('normalizeImage ×2 in parallel (as the handler)', await timeIt(runs, () => Promise.all(decoded.map((image, i) => normalizeImage(image, probes[i]!, limits)))), `sharp.concurrency()=${sharp.concurrency()}`);
+  add(
+    'normalizeImage ×2 in parallel (as the handler)',
+    await timeIt(runs, () => Promise.all(decoded.map((image, i) => normalizeImage(image, probes[i]!, limits)))),
+    `sharp.concurrency()=${sharp.concurrency()}`,
+  );
   add('  normalizeImage selfie alone', await timeIt(runs, () => normalizeImage(decoded[0]!, probes[0]!, limits)));
   add('  sharp decode only (selfie → raw)', await timeIt(runs, () => sharp(decoded[0]!.bytes).raw().toBuffer()));
   const withoutHuffmanPass = (bytes: Buffer) =>
-    sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'warning', pages: 1, page: 0 }).rotate().jpeg({ quality: 92, mozjpeg: false, optimiseCoding: false }).toBuffer();
-  add('  what-if: same, optimiseCoding off (selfie)', await timeIt(runs, () => withoutHuffmanPass(decoded[0]!.bytes)), 'sharp defaults optimiseCoding to true');
-  add('  what-if: ×2 in parallel, optimiseCoding off', await timeIt(runs, () => Promise.all(decoded.map((image) => withoutHuffmanPass(image.bytes)))));
+    sharp(bytes, { limitInputPixels: limits.maxPixels, failOn: 'warning', pages: 1, page: 0 })
+      .rotate()
+      .jpeg({ quality: 92, mozjpeg: false, optimiseCoding: false })
+      .toBuffer();
+  add(
+    '  what-if: same, optimiseCoding off (selfie)',
+    await timeIt(runs, () => withoutHuffmanPass(decoded[0]!.bytes)),
+    'sharp defaults optimiseCoding to true',
+  );
+  add(
+    '  what-if: ×2 in parallel, optimiseCoding off',
+    await timeIt(runs, () => Promise.all(decoded.map((image) => withoutHuffmanPass(image.bytes)))),
+  );
   const normalized = await Promise.all(decoded.map((image, i) => normalizeImage(image, probes[i]!, limits)));
 
   const dataDir = await mkdtemp(join(tmpdir(), 'fittingroom-stages-'));
@@ -80,7 +110,11 @@ export async function profileSubmitStages(body: Buffer, options: { runs: number;
       return genId;
     };
     const written: string[] = [];
-    add('storeImage ×2 in parallel (mkdir, write, fsync, rename, fsync dir)', await timeIt(runs, async () => written.push(await writeOne())), `${normalized.map((image) => (image.bytes.length / 1e6).toFixed(2)).join(' + ')} MB`);
+    add(
+      'storeImage ×2 in parallel (mkdir, write, fsync, rename, fsync dir)',
+      await timeIt(runs, async () => written.push(await writeOne())),
+      `${normalized.map((image) => (image.bytes.length / 1e6).toFixed(2)).join(' + ')} MB`,
+    );
     await Promise.all(written.map((id) => removeGenerationImages(dataDir, id)));
 
     const keyId = await store.mutate((state) => {
@@ -95,7 +129,11 @@ export async function profileSubmitStages(body: Buffer, options: { runs: number;
       items: [{ file: 'images/gen_X/item-0.jpg', format: 'jpeg', width: 1536, height: 2048 }],
     };
     const create = (state: Parameters<typeof createGeneration>[0]) =>
-      createGeneration(state, { id: newId('gen'), keyId, engine: 'test-compose', params: submission.params, inputs, retentionDays: 7 }, new Date());
+      createGeneration(
+        state,
+        { id: newId('gen'), keyId, engine: 'test-compose', params: submission.params, inputs, retentionDays: 7 },
+        new Date(),
+      );
     let count = 0;
     for (const size of [...options.stateSizes].sort((a, b) => a - b)) {
       if (size > count) {
@@ -108,7 +146,11 @@ export async function profileSubmitStages(body: Buffer, options: { runs: number;
       const bytes = (await stat(join(dataDir, 'state.json'))).size;
       add(`store.mutate(createGeneration) at ${size} generations`, timing, `state.json ${(bytes / 1e6).toFixed(2)} MB`);
       const text = JSON.stringify(store.state);
-      add(`  of which JSON.stringify at ${size} generations`, await timeIt(runs, () => JSON.stringify(store.state)), `${(text.length / 1e6).toFixed(2)} MB`);
+      add(
+        `  of which JSON.stringify at ${size} generations`,
+        await timeIt(runs, () => JSON.stringify(store.state)),
+        `${(text.length / 1e6).toFixed(2)} MB`,
+      );
     }
   } finally {
     await store.close();

@@ -34,5 +34,8 @@ export function summarize(samples: readonly number[]): LatencySummary {
 
 /** The median of `samples`. */
 export function median(samples: readonly number[]): number {
-  return percentile([...samples].sort((a, b) => a - b), 50);
+  return percentile(
+    [...samples].sort((a, b) => a - b),
+    50,
+  );
 }

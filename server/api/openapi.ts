@@ -11,7 +11,11 @@ const problem = (description: string) => ({ description, content: { 'application
 const idParam = (name: string, pattern: string) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern } });
 const GEN_ID = idParam('genId', '^gen_[0-9A-Z]{26}$');
 const KEY_ID = idParam('id', '^key_[0-9A-Z]{26}$');
-const IMAGE = { type: 'string', description: 'base64, or a data:image/...;base64, URL; JPEG, PNG or WebP (by content); ≤ 15 MB decoded, ≤ 40 megapixels, shortest side ≥ 256 px.' };
+const IMAGE = {
+  type: 'string',
+  description:
+    'base64, or a data:image/...;base64, URL; JPEG, PNG or WebP (by content); ≤ 15 MB decoded, ≤ 40 megapixels, shortest side ≥ 256 px.',
+};
 const SIZE = { type: 'string', description: 'XXS XS S M L XL XXL(2XL) 3XL 4XL (any case), even EU 30–64, or waist W24–W44.' };
 const TIMESTAMP = { type: 'string', format: 'date-time' };
 
@@ -42,7 +46,10 @@ const schemas = {
       detail: { type: 'string' },
       code: { enum: Object.keys(PROBLEMS) },
       requestId: { type: 'string' },
-      errors: { type: 'array', items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } } },
+      errors: {
+        type: 'array',
+        items: { type: 'object', required: ['field', 'message'], properties: { field: { type: 'string' }, message: { type: 'string' } } },
+      },
     },
   },
   TryOnRequest: {
@@ -68,7 +75,12 @@ const schemas = {
     type: 'object',
     required: ['genId', 'status', 'statusUrl', 'creditsRemaining'],
     additionalProperties: false,
-    properties: { genId: { type: 'string' }, status: { const: 'pending' }, statusUrl: { type: 'string' }, creditsRemaining: { type: 'integer', minimum: 0 } },
+    properties: {
+      genId: { type: 'string' },
+      status: { const: 'pending' },
+      statusUrl: { type: 'string' },
+      creditsRemaining: { type: 'integer', minimum: 0 },
+    },
   },
   Generation: {
     type: 'object',
@@ -89,7 +101,17 @@ const schemas = {
         type: 'object',
         required: ['code', 'message'],
         properties: {
-          code: { enum: ['no_person_detected', 'multiple_people', 'pose_unsupported', 'garment_not_detected', 'engine_unavailable', 'engine_failed', 'timeout'] },
+          code: {
+            enum: [
+              'no_person_detected',
+              'multiple_people',
+              'pose_unsupported',
+              'garment_not_detected',
+              'engine_unavailable',
+              'engine_failed',
+              'timeout',
+            ],
+          },
           message: { type: 'string' },
         },
       },
@@ -118,7 +140,12 @@ const schemas = {
   CreditPack: {
     type: 'object',
     required: ['id', 'credits', 'priceEur', 'perGenerationEur'],
-    properties: { id: { type: 'string' }, credits: { type: 'integer' }, priceEur: { type: 'number' }, perGenerationEur: { type: 'number' } },
+    properties: {
+      id: { type: 'string' },
+      credits: { type: 'integer' },
+      priceEur: { type: 'number' },
+      perGenerationEur: { type: 'number' },
+    },
   },
   Engine: {
     type: 'object',
@@ -130,7 +157,11 @@ const schemas = {
       reason: { type: 'string', description: 'why the engine is not ready' },
       device: { type: 'string' },
       license: { type: 'string' },
-      resolution: { type: 'object', required: ['width', 'height'], properties: { width: { type: 'integer' }, height: { type: 'integer' } } },
+      resolution: {
+        type: 'object',
+        required: ['width', 'height'],
+        properties: { width: { type: 'integer' }, height: { type: 'integer' } },
+      },
       honors: { type: 'array', items: { type: 'string' } },
       typicalSeconds: { type: 'number' },
     },
@@ -141,7 +172,10 @@ const schemas = {
     properties: {
       status: { enum: ['ok', 'degraded'] },
       version: { type: 'string' },
-      engines: { type: 'array', items: { type: 'object', required: ['id', 'ready'], properties: { id: { type: 'string' }, ready: { type: 'boolean' } } } },
+      engines: {
+        type: 'array',
+        items: { type: 'object', required: ['id', 'ready'], properties: { id: { type: 'string' }, ready: { type: 'boolean' } } },
+      },
       queueDepth: { type: 'integer', minimum: 0 },
     },
   },
@@ -165,7 +199,8 @@ export function openApiDocument(version: string): object {
     info: {
       title: 'fittingroom API',
       version,
-      description: 'The v1 HTTP API of the fittingroom virtual try-on appliance. Errors are application/problem+json (RFC 9457) with a stable `code`.',
+      description:
+        'The v1 HTTP API of the fittingroom virtual try-on appliance. Errors are application/problem+json (RFC 9457) with a stable `code`.',
     },
     servers: [{ url: 'http://127.0.0.1:8787' }],
     security: [{ bearer: [] }],
@@ -177,7 +212,11 @@ export function openApiDocument(version: string): object {
           parameters: [{ name: 'Idempotency-Key', in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } }],
           requestBody: { required: true, content: json(ref('TryOnRequest')) },
           responses: {
-            '202': { description: 'Accepted; poll statusUrl (also in Location).', headers: { Location: { schema: { type: 'string' } } }, content: json(ref('Accepted')) },
+            '202': {
+              description: 'Accepted; poll statusUrl (also in Location).',
+              headers: { Location: { schema: { type: 'string' } } },
+              content: json(ref('Accepted')),
+            },
             '400': problem('Malformed JSON or Idempotency-Key.'),
             ...common,
             '402': problem('No credits available.'),
@@ -208,7 +247,12 @@ export function openApiDocument(version: string): object {
             { name: 'wait', in: 'query', schema: { oneOf: [{ enum: ['true', 'false'] }, { type: 'integer', minimum: 1, maximum: 120 }] } },
             { name: 'Prefer', in: 'header', schema: { type: 'string', examples: ['wait=10'] } },
           ],
-          responses: { '200': { description: 'The current state (pending at the bound, with Retry-After: 1).', content: json(ref('Generation')) }, '400': problem('Bad wait value.'), '404': problem('Unknown try-on.'), ...common },
+          responses: {
+            '200': { description: 'The current state (pending at the bound, with Retry-After: 1).', content: json(ref('Generation')) },
+            '400': problem('Bad wait value.'),
+            '404': problem('Unknown try-on.'),
+            ...common,
+          },
         },
         delete: {
           operationId: 'eraseTryOn',
@@ -235,32 +279,65 @@ export function openApiDocument(version: string): object {
           operationId: 'cancelTryOn',
           summary: 'Cancel a pending try-on; releases its credit.',
           parameters: [GEN_ID],
-          responses: { '200': { description: 'Canceled.', content: json(ref('Generation')) }, '404': problem('Unknown try-on.'), '409': problem('Already terminal.'), ...common },
+          responses: {
+            '200': { description: 'Canceled.', content: json(ref('Generation')) },
+            '404': problem('Unknown try-on.'),
+            '409': problem('Already terminal.'),
+            ...common,
+          },
         },
       },
       '/api/v1/account': {
-        get: { operationId: 'getAccount', summary: 'Credits.', responses: { '200': { description: 'Credits.', content: json(ref('Account')) }, ...common } },
+        get: {
+          operationId: 'getAccount',
+          summary: 'Credits.',
+          responses: { '200': { description: 'Credits.', content: json(ref('Account')) }, ...common },
+        },
       },
       '/api/v1/credit-packs': {
-        get: { operationId: 'listCreditPacks', summary: 'The credit packs.', responses: { '200': { description: 'Packs.', content: json({ type: 'array', items: ref('CreditPack') }) }, ...common } },
+        get: {
+          operationId: 'listCreditPacks',
+          summary: 'The credit packs.',
+          responses: { '200': { description: 'Packs.', content: json({ type: 'array', items: ref('CreditPack') }) }, ...common },
+        },
       },
       '/api/v1/engines': {
-        get: { operationId: 'listEngines', summary: 'Installed engines.', responses: { '200': { description: 'Engines.', content: json({ type: 'array', items: ref('Engine') }) }, ...common } },
+        get: {
+          operationId: 'listEngines',
+          summary: 'Installed engines.',
+          responses: { '200': { description: 'Engines.', content: json({ type: 'array', items: ref('Engine') }) }, ...common },
+        },
       },
       '/api/v1/keys': {
         get: {
           operationId: 'listKeys',
           summary: 'API keys (admin).',
-          responses: { '200': { description: 'Keys, never the secrets.', content: json({ type: 'array', items: ref('ApiKey') }) }, '403': problem('Not an admin key.'), ...common },
+          responses: {
+            '200': { description: 'Keys, never the secrets.', content: json({ type: 'array', items: ref('ApiKey') }) },
+            '403': problem('Not an admin key.'),
+            ...common,
+          },
         },
         post: {
           operationId: 'createKey',
           summary: 'Create an API key (admin); the key is shown once.',
           requestBody: {
             required: true,
-            content: json({ type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 100 }, scope: { enum: ['admin', 'standard'], default: 'standard' } } }),
+            content: json({
+              type: 'object',
+              required: ['name'],
+              properties: {
+                name: { type: 'string', minLength: 1, maxLength: 100 },
+                scope: { enum: ['admin', 'standard'], default: 'standard' },
+              },
+            }),
           },
-          responses: { '201': { description: 'Created.', content: json(ref('ApiKeyCreated')) }, '403': problem('Not an admin key.'), '422': problem('Invalid name or scope.'), ...common },
+          responses: {
+            '201': { description: 'Created.', content: json(ref('ApiKeyCreated')) },
+            '403': problem('Not an admin key.'),
+            '422': problem('Invalid name or scope.'),
+            ...common,
+          },
         },
       },
       '/api/v1/keys/{id}': {
@@ -268,7 +345,13 @@ export function openApiDocument(version: string): object {
           operationId: 'revokeKey',
           summary: 'Revoke an API key at once (admin).',
           parameters: [KEY_ID],
-          responses: { '204': { description: 'Revoked.' }, '403': problem('Not an admin key.'), '404': problem('Unknown key.'), '409': problem('The last active admin key.'), ...common },
+          responses: {
+            '204': { description: 'Revoked.' },
+            '403': problem('Not an admin key.'),
+            '404': problem('Unknown key.'),
+            '409': problem('The last active admin key.'),
+            ...common,
+          },
         },
       },
       '/api/v1/keys/{id}/rotate': {
@@ -276,7 +359,9 @@ export function openApiDocument(version: string): object {
           operationId: 'rotateKey',
           summary: 'Replace an API key; the old one works for graceSeconds (default 24 h).',
           parameters: [KEY_ID],
-          requestBody: { content: json({ type: 'object', properties: { graceSeconds: { type: 'integer', minimum: 0, maximum: 2_592_000 } } }) },
+          requestBody: {
+            content: json({ type: 'object', properties: { graceSeconds: { type: 'integer', minimum: 0, maximum: 2_592_000 } } }),
+          },
           responses: {
             '201': { description: 'The new key, shown once, and the old one with its expiry.', content: json(ref('ApiKeyCreated')) },
             '403': problem('Not an admin key.'),
@@ -288,10 +373,20 @@ export function openApiDocument(version: string): object {
         },
       },
       '/api/v1/health': {
-        get: { operationId: 'health', summary: 'Liveness (no authentication).', security: [], responses: { '200': { description: 'Health.', content: json(ref('Health')) } } },
+        get: {
+          operationId: 'health',
+          summary: 'Liveness (no authentication).',
+          security: [],
+          responses: { '200': { description: 'Health.', content: json(ref('Health')) } },
+        },
       },
       '/api/v1/openapi.json': {
-        get: { operationId: 'openapi', summary: 'This document (no authentication).', security: [], responses: { '200': { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } } },
+        get: {
+          operationId: 'openapi',
+          summary: 'This document (no authentication).',
+          security: [],
+          responses: { '200': { description: 'OpenAPI 3.1.', content: json({ type: 'object' }) } },
+        },
       },
     },
     components: {

@@ -13,7 +13,20 @@ const OCCASIONS = ['casual', 'business', 'formal', 'party', 'sport', 'outdoor'];
 const STYLING = ['tucked', 'untucked', 'open', 'closed', 'sleeves-rolled'];
 const CATEGORIES: GarmentCategory[] = ['auto', 'top', 'bottom', 'dress', 'outerwear'];
 const FORMATS: ImageFormat[] = ['jpeg', 'png', 'webp'];
-const KNOWN_FIELDS = new Set(['selfie', 'items', 'size', 'personSize', 'fit', 'occasion', 'styling', 'categories', 'engine', 'seed', 'outputFormat', 'webhookUrl']);
+const KNOWN_FIELDS = new Set([
+  'selfie',
+  'items',
+  'size',
+  'personSize',
+  'fit',
+  'occasion',
+  'styling',
+  'categories',
+  'engine',
+  'seed',
+  'outputFormat',
+  'webhookUrl',
+]);
 
 /** The canonical form of a size (`m` → `M`, `2XL` → `XXL`, `w32` → `W32`), or null if it is not one. */
 export function normalizeSize(value: unknown): string | null {
@@ -48,7 +61,9 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[]): value i
 /** Checks every field of a submission; a 422 lists all that are wrong. */
 export function checkSubmission(body: unknown): CheckedSubmission {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ApiError('validation_failed', 'The body must be a JSON object.', { errors: [{ field: '', message: 'must be a JSON object' }] });
+    throw new ApiError('validation_failed', 'The body must be a JSON object.', {
+      errors: [{ field: '', message: 'must be a JSON object' }],
+    });
   }
   const input = body as Record<string, unknown>;
   const errors: FieldError[] = [];
@@ -83,15 +98,21 @@ export function checkSubmission(body: unknown): CheckedSubmission {
       categories = input.categories as GarmentCategory[];
     }
   }
-  if (input.engine !== undefined && (typeof input.engine !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(input.engine))) fail('engine', 'must be an engine id');
-  if (input.seed !== undefined && (!Number.isSafeInteger(input.seed) || (input.seed as number) < 0)) fail('seed', 'must be a non-negative integer');
+  if (input.engine !== undefined && (typeof input.engine !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(input.engine)))
+    fail('engine', 'must be an engine id');
+  if (input.seed !== undefined && (!Number.isSafeInteger(input.seed) || (input.seed as number) < 0))
+    fail('seed', 'must be a non-negative integer');
   if (input.outputFormat !== undefined && !oneOf(input.outputFormat, FORMATS)) fail('outputFormat', `must be one of ${FORMATS.join(', ')}`);
   if (input.webhookUrl !== undefined) {
     const problem = webhookUrlProblem(input.webhookUrl);
     if (problem) fail('webhookUrl', problem);
   }
   if (errors.length > 0) {
-    throw new ApiError('validation_failed', errors.length === 1 ? `${errors[0]!.field}: ${errors[0]!.message}` : `${errors.length} fields are invalid.`, { errors });
+    throw new ApiError(
+      'validation_failed',
+      errors.length === 1 ? `${errors[0]!.field}: ${errors[0]!.message}` : `${errors.length} fields are invalid.`,
+      { errors },
+    );
   }
 
   const params: GenerationParams = {
@@ -122,7 +143,14 @@ function webhookUrlProblem(value: unknown): string | null {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
   if (url.username || url.password) return 'must not contain credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (/^169\.254\./.test(host) || host === 'fd00:ec2::254' || host === '0.0.0.0' || host === '::' || /^(22[4-9]|23\d)\./.test(host) || (host.includes(':') && host.startsWith('ff'))) {
+  if (
+    /^169\.254\./.test(host) ||
+    host === 'fd00:ec2::254' ||
+    host === '0.0.0.0' ||
+    host === '::' ||
+    /^(22[4-9]|23\d)\./.test(host) ||
+    (host.includes(':') && host.startsWith('ff'))
+  ) {
     return 'points at an address that is never allowed (link-local, metadata, multicast or unspecified)';
   }
   return null;

@@ -138,8 +138,7 @@ export function reserveCredit(state: State, genId: string, now: Date): CreditLot
   expireDueCredits(state, now);
   const balances = balancesOf(state);
   if (balances.openReservations.has(genId)) throw new Error(`generation ${genId} already holds a reservation`);
-  const lot: CreditLot | null =
-    balances.lots.trial.available > 0 ? 'trial' : balances.lots.paid.available > 0 ? 'paid' : null;
+  const lot: CreditLot | null = balances.lots.trial.available > 0 ? 'trial' : balances.lots.paid.available > 0 ? 'paid' : null;
   if (lot === null) {
     throw new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
   }

@@ -179,9 +179,7 @@ export class EngineHost {
 
     const description = await new Promise<EngineDescription>((resolve) => {
       const timer = setTimeout(() => {
-        this.kill(
-          new EngineError('engine_unavailable', `the engine did not load within ${this.initTimeoutMs} ms`),
-        );
+        this.kill(new EngineError('engine_unavailable', `the engine did not load within ${this.initTimeoutMs} ms`));
       }, this.initTimeoutMs);
       this.init = { resolve, timer };
       this.send({ type: 'init', spec: this.spec });
@@ -300,12 +298,7 @@ export class EngineHost {
     else if (result) job.resolve(result);
   }
 
-  private handleExit(
-    child: ChildProcess,
-    code: number | null,
-    signal: NodeJS.Signals | null,
-    spawnError?: Error,
-  ): void {
+  private handleExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, spawnError?: Error): void {
     liveChildren.delete(child);
     if (child !== this.child) return;
     this.child = undefined;
@@ -315,9 +308,7 @@ export class EngineHost {
       this.killReason ??
       new EngineError(
         'engine_failed',
-        spawnError
-          ? `the engine process could not be started: ${spawnError.message}`
-          : `the engine process stopped unexpectedly (${how})`,
+        spawnError ? `the engine process could not be started: ${spawnError.message}` : `the engine process stopped unexpectedly (${how})`,
       );
     this.killReason = undefined;
     this.settleInit(this.notReady(failure.message));
@@ -376,7 +367,11 @@ export class EngineHost {
 /** A description for an engine that never described itself (its module did not load). */
 export function placeholderDescription(spec: EngineSpec): EngineDescription {
   const options = (spec.options ?? {}) as { id?: unknown; device?: unknown };
-  const fallbackId = spec.module.split(/[\\/]/).pop()?.replace(/\.[cm]?[jt]s$/, '') ?? spec.module;
+  const fallbackId =
+    spec.module
+      .split(/[\\/]/)
+      .pop()
+      ?.replace(/\.[cm]?[jt]s$/, '') ?? spec.module;
   const id = typeof options.id === 'string' ? options.id : fallbackId;
   return {
     id,

@@ -3,20 +3,11 @@
  * (child), sent over the IPC channel with 'advanced' serialization so that
  * result images travel as binary, not JSON.
  */
-import type {
-  EngineDescription,
-  EngineRequest,
-  EngineSpec,
-  EngineStage,
-  GenerationErrorCode,
-  ImageFormat,
-} from './types.ts';
+import type { EngineDescription, EngineRequest, EngineSpec, EngineStage, GenerationErrorCode, ImageFormat } from './types.ts';
 
 /** Parent → child. */
 export type HostCommand =
-  | { type: 'init'; spec: EngineSpec }
-  | { type: 'run'; jobId: string; request: EngineRequest }
-  | { type: 'cancel'; jobId: string };
+  { type: 'init'; spec: EngineSpec } | { type: 'run'; jobId: string; request: EngineRequest } | { type: 'cancel'; jobId: string };
 
 /** Child → parent. */
 export type HostEvent =

@@ -3,13 +3,7 @@
  * an honest list of what is ready and why the rest is not.
  */
 import { EngineHost, abortError, type EngineHostOptions, type HostRunOptions } from './engine-host.ts';
-import {
-  EngineError,
-  type EngineDescription,
-  type EngineRequest,
-  type EngineResult,
-  type EngineSpec,
-} from './types.ts';
+import { EngineError, type EngineDescription, type EngineRequest, type EngineResult, type EngineSpec } from './types.ts';
 
 /** Options shared by every host the registry starts. */
 export interface EngineRegistryOptions {

@@ -38,7 +38,9 @@ function canonical(value: unknown): unknown {
 
 /** The fingerprint of a request: equal exactly when two requests are "the same". */
 export function fingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(JSON.stringify([method.toUpperCase(), path, canonical(body)])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([method.toUpperCase(), path, canonical(body)]))
+    .digest('hex');
 }
 
 function recordKey(scope: string, key: string): string {

@@ -32,11 +32,7 @@ export interface PreparedImage {
  * Decodes, checks and normalizes one image field; throws the ApiError of the
  * first step that refuses it (see decodeImageField, checkImage, normalizeImage).
  */
-export async function prepareImage(
-  value: unknown,
-  field: string,
-  limits: ImageLimits = DEFAULT_IMAGE_LIMITS,
-): Promise<PreparedImage> {
+export async function prepareImage(value: unknown, field: string, limits: ImageLimits = DEFAULT_IMAGE_LIMITS): Promise<PreparedImage> {
   const decoded = decodeImageField(value, field, limits);
   const probe = checkImage(decoded, limits);
   const normalized = await normalizeImage(decoded, probe, limits);

@@ -25,11 +25,7 @@ function encode(image: Sharp, format: ImageProbe['format']): Sharp {
  * ApiError `invalid_image` when sharp refuses it (truncated, corrupt, over
  * `maxPixels`); sharp's own message is kept only as the error's `cause`.
  */
-export async function normalizeImage(
-  decoded: DecodedImage,
-  probe: ImageProbe,
-  limits: ImageLimits,
-): Promise<NormalizedImage> {
+export async function normalizeImage(decoded: DecodedImage, probe: ImageProbe, limits: ImageLimits): Promise<NormalizedImage> {
   try {
     const image = sharp(decoded.bytes, {
       limitInputPixels: limits.maxPixels,

@@ -28,7 +28,11 @@ export async function sweep(store: Store, now: Date): Promise<SweepReport> {
         expired.push(record.id);
       }
     }
-    return { imagesExpired: expired.length, idempotencyForgotten: sweepIdempotency(state, now), creditsExpired: expireDueCredits(state, now) };
+    return {
+      imagesExpired: expired.length,
+      idempotencyForgotten: sweepIdempotency(state, now),
+      creditsExpired: expireDueCredits(state, now),
+    };
   });
   for (const id of expired) await removeGenerationImages(store.dataDir, id);
   return report;

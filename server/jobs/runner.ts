@@ -11,7 +11,14 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { EngineError, type EngineDescription, type EngineProgress, type EngineRequest, type EngineResult, type EngineStage } from '../engines/types.ts';
+import {
+  EngineError,
+  type EngineDescription,
+  type EngineProgress,
+  type EngineRequest,
+  type EngineResult,
+  type EngineStage,
+} from '../engines/types.ts';
 import { markErased } from './generations.ts';
 import { completeGeneration, failGeneration, requeue, startAttempt } from './generations.ts';
 import type { TerminalNotifier } from './notifier.ts';
@@ -25,7 +32,11 @@ export interface EngineCatalog {
   get(id: string): EngineDescription | undefined;
   defaultEngine(): EngineDescription | undefined;
   deviceOf(id: string): string | undefined;
-  run(id: string, request: EngineRequest, options: { signal: AbortSignal; onProgress: (p: EngineProgress) => void; timeoutMs: number }): Promise<EngineResult>;
+  run(
+    id: string,
+    request: EngineRequest,
+    options: { signal: AbortSignal; onProgress: (p: EngineProgress) => void; timeoutMs: number },
+  ): Promise<EngineResult>;
 }
 
 export interface JobRunnerOptions {
@@ -77,7 +88,12 @@ export class JobRunner {
       const again: string[] = [];
       for (const record of pending) {
         if (record.stage === 'running' && record.attempts >= maxAttempts) {
-          failGeneration(state, record.id, { code: 'engine_failed', message: `The appliance stopped during this try-on ${record.attempts} times; it was given up.` }, now);
+          failGeneration(
+            state,
+            record.id,
+            { code: 'engine_failed', message: `The appliance stopped during this try-on ${record.attempts} times; it was given up.` },
+            now,
+          );
           failed.push(record.id);
         } else {
           requeue(state, record.id, { refundAttempt: false });
@@ -130,7 +146,7 @@ export class JobRunner {
 
   private pump(): void {
     if (this.stopping) return;
-    for (let i = 0; i < this.queue.length; ) {
+    for (let i = 0; i < this.queue.length;) {
       const id = this.queue[i]!;
       const record = this.options.store.state.generations[id];
       if (!record || record.status !== 'pending') {
@@ -192,7 +208,12 @@ export class JobRunner {
     const { dataDir } = this.options.store;
     const inputs = record.inputs;
     if (!inputs) throw new EngineError('engine_failed', 'The inputs of this try-on were erased.');
-    const ref = (image: typeof inputs.selfie) => ({ path: join(dataDir, image.file), format: image.format, width: image.width, height: image.height });
+    const ref = (image: typeof inputs.selfie) => ({
+      path: join(dataDir, image.file),
+      format: image.format,
+      width: image.width,
+      height: image.height,
+    });
     const request: EngineRequest = {
       genId: record.id,
       selfie: ref(inputs.selfie),
@@ -241,7 +262,12 @@ export class JobRunner {
       }
       return;
     }
-    await this.fail(id, engineError ? { code: engineError.code, message: engineError.message } : { code: 'engine_failed', message: 'The engine failed on this try-on.' });
+    await this.fail(
+      id,
+      engineError
+        ? { code: engineError.code, message: engineError.message }
+        : { code: 'engine_failed', message: 'The engine failed on this try-on.' },
+    );
   }
 
   private async fail(id: string, error: { code: EngineError['code']; message: string }): Promise<void> {

@@ -132,7 +132,12 @@ export function revokeKey(state: State, id: string, now: Date): ApiKeyRecord {
 }
 
 /** Replaces a key with a new one; the old one keeps working for `graceSeconds`. */
-export function rotateKey(state: State, id: string, now: Date, graceSeconds: number): { record: ApiKeyRecord; key: string; previous: ApiKeyRecord } {
+export function rotateKey(
+  state: State,
+  id: string,
+  now: Date,
+  graceSeconds: number,
+): { record: ApiKeyRecord; key: string; previous: ApiKeyRecord } {
   const previous = state.keys.find((candidate) => candidate.id === id);
   if (!previous) throw new ApiError('not_found', `There is no API key ${id}.`);
   if (!isKeyActive(previous, now)) throw new ApiError('conflict', `The API key ${id} is revoked or expired and cannot be rotated.`);

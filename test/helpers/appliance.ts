@@ -30,7 +30,11 @@ export interface TestAppliance {
   dataDir: string;
   adminKey: string;
   /** fetch against the appliance with the admin key (or `key`) as bearer; every response is checked against the OpenAPI document. */
-  call(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; key?: string | null }): Promise<Response>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; key?: string | null },
+  ): Promise<Response>;
 }
 
 const dataDirs: string[] = [];
@@ -52,7 +56,11 @@ export async function startTestAppliance(
 ): Promise<TestAppliance> {
   const dataDir = options.dataDir ?? (await tempDataDir());
   const config = defaultConfig({ port: 0, dataDir, submitsPerMinute: 100_000, ...options.config });
-  const startOptions: Parameters<typeof startAppliance>[0] = { config, engines: options.engines ?? [composeEngine()], log: () => undefined };
+  const startOptions: Parameters<typeof startAppliance>[0] = {
+    config,
+    engines: options.engines ?? [composeEngine()],
+    log: () => undefined,
+  };
   if (options.clock) startOptions.clock = options.clock;
   const appliance = await startAppliance(startOptions);
   const adminKey = appliance.firstAdminKey ?? '';

@@ -262,7 +262,12 @@ export async function hostileCorpus(): Promise<HostileCase[]> {
       payload: textPayload,
       ...ACCEPTED,
     },
-    { name: 'JPEG with a 64 KB APP1 Exif', value: b64(insertJpegSegments(jpeg, [hugeExif(exifPayload)])), payload: exifPayload, ...ACCEPTED },
+    {
+      name: 'JPEG with a 64 KB APP1 Exif',
+      value: b64(insertJpegSegments(jpeg, [hugeExif(exifPayload)])),
+      payload: exifPayload,
+      ...ACCEPTED,
+    },
     { name: 'JPEG with 600 APPn segments', value: b64(insertJpegSegments(jpeg, appSegments)), payload: 'FRAPP599', ...ACCEPTED },
     { name: 'invalid base64 characters', value: '!!!not*base64***', ...INVALID },
     { name: 'base64 of impossible length', value: 'QUJDR', ...INVALID },

@@ -47,7 +47,10 @@ export function assertLedgerInvariants(state: State): void {
         break;
       }
     }
-    assert.ok(available.trial >= 0 && available.paid >= 0, `available balance negative after entry ${entry.seq}: ${JSON.stringify(available)}`);
+    assert.ok(
+      available.trial >= 0 && available.paid >= 0,
+      `available balance negative after entry ${entry.seq}: ${JSON.stringify(available)}`,
+    );
   }
   for (const genId of reserved.keys()) assert.ok(state.generations[genId], `reservation for unknown generation ${genId}`);
   for (const record of Object.values(state.generations)) {
@@ -57,7 +60,11 @@ export function assertLedgerInvariants(state: State): void {
       assert.deepEqual(outcome, [], `pending generation ${record.id} has a resolved reservation`);
       assert.equal(record.credit, 'reserved');
     } else {
-      assert.deepEqual(outcome, [record.status === 'complete' ? 'capture' : 'release'], `generation ${record.id} (${record.status}) resolution`);
+      assert.deepEqual(
+        outcome,
+        [record.status === 'complete' ? 'capture' : 'release'],
+        `generation ${record.id} (${record.status}) resolution`,
+      );
       assert.equal(record.credit, record.status === 'complete' ? 'captured' : 'released');
     }
   }

@@ -29,7 +29,9 @@ export async function startServerProcess(dataDir: string, engines: EngineSpec[],
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   const port = await new Promise<number>((ready, fail) => {
-    child.once('message', (message: { type?: string; port?: number }) => (message.type === 'ready' ? ready(message.port!) : fail(new Error('unexpected message'))));
+    child.once('message', (message: { type?: string; port?: number }) =>
+      message.type === 'ready' ? ready(message.port!) : fail(new Error('unexpected message')),
+    );
     child.once('exit', (code) => fail(new Error(`server exited with ${code} before it was ready: ${stderr}`)));
   });
   const key = (await readFile(join(dataDir, 'first-admin-key'), 'utf8')).trim();

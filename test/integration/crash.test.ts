@@ -64,7 +64,10 @@ test('SIGKILL during a burst of submits loses no acknowledged generation', async
   await server.kill('SIGTERM');
   const state = await readDurableState(dataDir);
   assertLedgerInvariants(state);
-  assert.ok(Object.values(state.generations).every((g) => g.status === 'complete'), 'nothing stays pending');
+  assert.ok(
+    Object.values(state.generations).every((g) => g.status === 'complete'),
+    'nothing stays pending',
+  );
 });
 
 test('a generation running when the process dies is run again, and fails with its credit released after 3 attempts', async (t) => {

@@ -15,7 +15,10 @@ test('a new installation has 25 trial credits valid for 30 days', async (t) => {
   const expires = Date.parse(account.trialExpiresAt as string);
   assert.ok(Math.abs(expires - before - 30 * 86_400_000) < 60_000);
   const entries = app.appliance.store.state.ledger;
-  assert.deepEqual(entries.map((e) => [e.type, e.amount, e.lot]), [['trial', 25, 'trial']]);
+  assert.deepEqual(
+    entries.map((e) => [e.type, e.amount, e.lot]),
+    [['trial', 25, 'trial']],
+  );
 });
 
 test('100 parallel submits against 10 credits: exactly 10 accepted, 90 refused with 402', async (t) => {
@@ -40,9 +43,14 @@ test('100 parallel submits against 10 credits: exactly 10 accepted, 90 refused w
 
 test('credits are captured on complete and released on failure and cancel', async (t) => {
   const app = await startTestAppliance(t, {
-    engines: [composeEngine({ id: 'ok' }), composeEngine({ id: 'bad', fail: 'pose_unsupported' }), composeEngine({ id: 'slow', delayMs: 30_000 })],
+    engines: [
+      composeEngine({ id: 'ok' }),
+      composeEngine({ id: 'bad', fail: 'pose_unsupported' }),
+      composeEngine({ id: 'slow', delayMs: 30_000 }),
+    ],
   });
-  const submit = async (engine: string) => ((await (await app.call('POST', '/api/v1/try-on', { body: await submission({ engine }) })).json()) as { genId: string }).genId;
+  const submit = async (engine: string) =>
+    ((await (await app.call('POST', '/api/v1/try-on', { body: await submission({ engine }) })).json()) as { genId: string }).genId;
   const ok = await submit('ok');
   const bad = await submit('bad');
   const slow = await submit('slow');
@@ -74,13 +82,20 @@ test('trial credits expire on their date with an expire entry, and then submits 
   const report = await sweep(app.appliance.store, new Date(now));
   assert.equal(report.creditsExpired, 2);
   const expire = app.appliance.store.state.ledger.filter((e) => e.type === 'expire');
-  assert.deepEqual(expire.map((e) => [e.amount, e.lot]), [[2, 'trial']]);
+  assert.deepEqual(
+    expire.map((e) => [e.amount, e.lot]),
+    [[2, 'trial']],
+  );
   assert.equal((await sweep(app.appliance.store, new Date(now))).creditsExpired, 0, 'expiry is recorded once');
 });
 
 test('credit packs are the five packs of the contract', async (t) => {
   const app = await startTestAppliance(t);
-  const packs = (await (await app.call('GET', '/api/v1/credit-packs')).json()) as Array<{ credits: number; priceEur: number; perGenerationEur: number }>;
+  const packs = (await (await app.call('GET', '/api/v1/credit-packs')).json()) as Array<{
+    credits: number;
+    priceEur: number;
+    perGenerationEur: number;
+  }>;
   assert.deepEqual(
     packs.map((p) => [p.credits, p.priceEur, p.perGenerationEur]),
     [

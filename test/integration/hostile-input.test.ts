@@ -9,7 +9,14 @@ import { submission } from '../helpers/inputs.ts';
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 /** Cases also sent as `items[0]`: one of each way of being refused. */
-const AS_ITEM = new Set(['empty string', 'truncated JPEG', 'PNG bomb 30000×30000', 'GIF', 'invalid base64 characters', 'base64 over 15 MB']);
+const AS_ITEM = new Set([
+  'empty string',
+  'truncated JPEG',
+  'PNG bomb 30000×30000',
+  'GIF',
+  'invalid base64 characters',
+  'base64 over 15 MB',
+]);
 
 interface Problem {
   type: string;
@@ -126,7 +133,9 @@ test('accepted hostile images are stored re-encoded: no polyglot payload and no 
   for (const hostile of accepted) {
     await t.test(hostile.name, async () => {
       const asItem = hostile.payload !== undefined && hostile.name.includes('HTML');
-      const body = asItem ? await submission({ selfie: hostile.value, items: [hostile.value] }) : await submission({ selfie: hostile.value });
+      const body = asItem
+        ? await submission({ selfie: hostile.value, items: [hostile.value] })
+        : await submission({ selfie: hostile.value });
       const response = await app.call('POST', '/api/v1/try-on', { body });
       assert.equal(response.status, 202, await response.clone().text());
       const { genId } = (await response.json()) as { genId: string };
@@ -136,7 +145,8 @@ test('accepted hostile images are stored re-encoded: no polyglot payload and no 
       assert.ok(inputs, 'the inputs are kept');
       for (const stored of asItem ? [inputs.selfie, inputs.items[0]!] : [inputs.selfie]) {
         const bytes = await readFile(join(app.dataDir, stored.file));
-        if (hostile.payload !== undefined) assert.ok(!bytes.includes(Buffer.from(hostile.payload, 'latin1')), `${stored.file} still holds the payload`);
+        if (hostile.payload !== undefined)
+          assert.ok(!bytes.includes(Buffer.from(hostile.payload, 'latin1')), `${stored.file} still holds the payload`);
         const metadata = await sharp(bytes).metadata();
         assert.equal(metadata.exif, undefined, `${stored.file} has EXIF`);
         assert.equal(metadata.xmp, undefined, `${stored.file} has XMP`);
@@ -247,7 +257,9 @@ test('field validation: sizes, several bad fields at once, unknown fields, item 
 
   await t.test('unknown fields are refused by name', async () => {
     await refused({ colour: 'red' }, ['colour'], 'unknown field colour');
-    const response = await app.call('POST', '/api/v1/try-on', { body: `{"__proto__":{"admin":true},${JSON.stringify(await submission()).slice(1)}` });
+    const response = await app.call('POST', '/api/v1/try-on', {
+      body: `{"__proto__":{"admin":true},${JSON.stringify(await submission()).slice(1)}`,
+    });
     assert.equal(response.status, 422, '__proto__');
     assert.deepEqual(
       ((await readProblem(response)).errors ?? []).map((error) => error.field),
@@ -262,13 +274,29 @@ test('field validation: sizes, several bad fields at once, unknown fields, item 
     await refused({ items: item }, ['items'], 'items as a string');
   });
 
-  for (const webhookUrl of ['http://169.254.169.254/', 'ftp://x', 'http://2852039166/latest/meta-data', 'http://[fd00:ec2::254]/', 'http://user:pw@example.com/', 'not a url', `http://example.com/${'a'.repeat(2048)}`]) {
-    await t.test(`webhookUrl ${webhookUrl.slice(0, 50)} is refused`, () => refused({ webhookUrl }, ['webhookUrl'], `webhookUrl ${webhookUrl.slice(0, 50)}`));
+  for (const webhookUrl of [
+    'http://169.254.169.254/',
+    'ftp://x',
+    'http://2852039166/latest/meta-data',
+    'http://[fd00:ec2::254]/',
+    'http://user:pw@example.com/',
+    'not a url',
+    `http://example.com/${'a'.repeat(2048)}`,
+  ]) {
+    await t.test(`webhookUrl ${webhookUrl.slice(0, 50)} is refused`, () =>
+      refused({ webhookUrl }, ['webhookUrl'], `webhookUrl ${webhookUrl.slice(0, 50)}`),
+    );
   }
 
   await assertNothingHappened(app);
 
-  for (const [size, canonical] of [['m', 'M'], ['2XL', 'XXL'], ['3xl', '3XL'], ['38', '38'], ['W32', 'W32']] as const) {
+  for (const [size, canonical] of [
+    ['m', 'M'],
+    ['2XL', 'XXL'],
+    ['3xl', '3XL'],
+    ['38', '38'],
+    ['W32', 'W32'],
+  ] as const) {
     await t.test(`size ${size} is accepted as ${canonical}`, async () => {
       const response = await app.call('POST', '/api/v1/try-on', { body: await submission({ size }) });
       assert.equal(response.status, 202, await response.clone().text());

@@ -44,7 +44,9 @@ test('the same key with a different request is 422; images compare by content, n
 test('an invalid Idempotency-Key is 400 and executes nothing', async (t) => {
   const app = await startTestAppliance(t);
   for (const key of ['', 'x'.repeat(256), 'has space', 'tab\there', 'ünïcode']) {
-    const response = await app.call('POST', '/api/v1/try-on', { body: await submission(), headers: { 'idempotency-key': key } }).catch(() => null);
+    const response = await app
+      .call('POST', '/api/v1/try-on', { body: await submission(), headers: { 'idempotency-key': key } })
+      .catch(() => null);
     if (response === null) continue; // fetch refuses some header values itself
     assert.equal(response.status, 400, JSON.stringify(key));
     assert.equal(((await response.json()) as { code: string }).code, 'idempotency_key_invalid');
@@ -62,7 +64,15 @@ test('rejected requests are not remembered: a 402 can be retried with the same k
   assert.equal(((await invalid.json()) as { code: string }).code, 'validation_failed');
   await app.appliance.store.mutate((state) => {
     const seq = state.ledger.length + 1;
-    state.ledger.push({ id: `le_test_${seq}`, seq, type: 'adjust', amount: 5, lot: 'paid', at: new Date().toISOString(), note: 'test top-up' });
+    state.ledger.push({
+      id: `le_test_${seq}`,
+      seq,
+      type: 'adjust',
+      amount: 5,
+      lot: 'paid',
+      at: new Date().toISOString(),
+      note: 'test top-up',
+    });
   });
   const retried = await app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'retry-me' } });
   assert.equal(retried.status, 202);
@@ -71,7 +81,9 @@ test('rejected requests are not remembered: a 402 can be retried with the same k
 
 test('keys are scoped to the API key that used them', async (t) => {
   const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })] });
-  const created = (await (await app.call('POST', '/api/v1/keys', { body: { name: 'kiosk', scope: 'standard' } })).json()) as { key: string };
+  const created = (await (await app.call('POST', '/api/v1/keys', { body: { name: 'kiosk', scope: 'standard' } })).json()) as {
+    key: string;
+  };
   const body = await submission();
   const a = await app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'shared' } });
   const b = await app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'shared' }, key: created.key });

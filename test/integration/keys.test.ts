@@ -114,7 +114,11 @@ test('missing, malformed, unknown and checksum-broken keys are 401 with WWW-Auth
     ['two keys', { authorization: `Bearer ${admin} ${admin}` }],
   ];
   for (const [label, headers] of cases) {
-    for (const [method, path] of [['GET', '/api/v1/account'], ['GET', '/api/v1/keys'], ['POST', '/api/v1/try-on']] as const) {
+    for (const [method, path] of [
+      ['GET', '/api/v1/account'],
+      ['GET', '/api/v1/keys'],
+      ['POST', '/api/v1/try-on'],
+    ] as const) {
       await t.test(`${label}: ${method} ${path}`, async () => {
         const body = method === 'POST' ? await submission() : undefined;
         await expectUnauthorized(await app.call(method, path, { key: null, headers, ...(body ? { body } : {}) }));
@@ -253,22 +257,19 @@ test('rotation: both keys work during the grace, graceSeconds 0 ends the old one
   assert.equal((await listKeys(app, newAdmin.key)).length, 5);
 });
 
-test(
-  'revoking the successor of a rotated admin key is refused while the old key only lives out its grace',
-  async (t) => {
-    const time = manualClock();
-    const app = await startTestAppliance(t, { clock: time.clock });
-    const rotated = (await (await app.call('POST', `/api/v1/keys/${await adminKeyId(app)}/rotate`)).json()) as CreatedKey;
-    const revoke = await app.call('DELETE', `/api/v1/keys/${rotated.id}`);
-    time.advance(DAY_MS + 1000);
-    const oldStatus = await statusWith(app, app.adminKey);
-    const newStatus = (await app.call('GET', '/api/v1/keys', { key: rotated.key })).status;
-    assert.ok(
-      oldStatus === 200 || newStatus === 200,
-      `revoking the successor answered ${revoke.status}; 24 h later the old admin key gets ${oldStatus} and the successor ${newStatus}: no admin key is left`,
-    );
-  },
-);
+test('revoking the successor of a rotated admin key is refused while the old key only lives out its grace', async (t) => {
+  const time = manualClock();
+  const app = await startTestAppliance(t, { clock: time.clock });
+  const rotated = (await (await app.call('POST', `/api/v1/keys/${await adminKeyId(app)}/rotate`)).json()) as CreatedKey;
+  const revoke = await app.call('DELETE', `/api/v1/keys/${rotated.id}`);
+  time.advance(DAY_MS + 1000);
+  const oldStatus = await statusWith(app, app.adminKey);
+  const newStatus = (await app.call('GET', '/api/v1/keys', { key: rotated.key })).status;
+  assert.ok(
+    oldStatus === 200 || newStatus === 200,
+    `revoking the successor answered ${revoke.status}; 24 h later the old admin key gets ${oldStatus} and the successor ${newStatus}: no admin key is left`,
+  );
+});
 
 test('rate limit: the 4th submit in a minute is 429 with Retry-After, per key, moves no credit, and refills', async (t) => {
   const time = manualClock();
@@ -329,7 +330,13 @@ test('the CLI manages keys offline, its keys work in the appliance, and it refus
   assert.equal(listed.code, 0, listed.stderr);
   assert.ok(!listed.stdout.includes(cliKey) && !listed.stdout.includes(sha256(cliKey)), 'the listing shows no key and no hash');
   const keys = JSON.parse(listed.stdout) as PublicKeyView[];
-  assert.deepEqual(keys.map((key) => [key.name, key.scope]), [['ops laptop', 'admin'], ['till', 'standard']]);
+  assert.deepEqual(
+    keys.map((key) => [key.name, key.scope]),
+    [
+      ['ops laptop', 'admin'],
+      ['till', 'standard'],
+    ],
+  );
   for (const key of keys) assert.equal((key as unknown as Record<string, unknown>).hash, undefined);
   const tillId = keys[1]!.id;
 
@@ -349,7 +356,11 @@ test('the CLI manages keys offline, its keys work in the appliance, and it refus
     await expectUnauthorized(await app.call('GET', '/api/v1/account', { key: tillKey }));
 
     const countBefore = app.appliance.store.state.keys.length;
-    for (const args of [['keys', 'list', '--json'], ['keys', 'create', '--name', 'intruder', '--scope', 'admin'], ['keys', 'revoke', keys[0]!.id]]) {
+    for (const args of [
+      ['keys', 'list', '--json'],
+      ['keys', 'create', '--name', 'intruder', '--scope', 'admin'],
+      ['keys', 'revoke', keys[0]!.id],
+    ]) {
       const refused = await cli([...args, '--data-dir', dataDir]);
       assert.notEqual(refused.code, 0, `${args.join(' ')} must be refused`);
       assert.match(refused.stderr, /in use/, refused.stderr);

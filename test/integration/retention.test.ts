@@ -14,7 +14,7 @@ test('images expire after 7 days and idempotency replies after 24 h; the records
   const accepted = await app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'once' } });
   const { genId } = (await accepted.json()) as { genId: string };
   const done = (await (await app.call('GET', `/api/v1/try-on/${genId}?wait=20`)).json()) as { expiresAt: string };
-  assert.equal(Date.parse(done.expiresAt) - Date.parse((app.appliance.store.state.generations[genId]!).createdAt), 7 * 86_400_000);
+  assert.equal(Date.parse(done.expiresAt) - Date.parse(app.appliance.store.state.generations[genId]!.createdAt), 7 * 86_400_000);
 
   now += 25 * 3_600_000;
   assert.equal((await sweep(app.appliance.store, new Date(now))).idempotencyForgotten, 1);

@@ -83,7 +83,10 @@ test('progress is reported while generating', async (t) => {
     seen.push({ stage: status.stage, progress: status.progress });
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  assert.ok(seen.some((s) => s.stage === 'generating' && s.progress > 0 && s.progress < 1), JSON.stringify(seen));
+  assert.ok(
+    seen.some((s) => s.stage === 'generating' && s.progress > 0 && s.progress < 1),
+    JSON.stringify(seen),
+  );
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.progress >= seen[i - 1]!.progress, 'progress never goes back');
 });
 
@@ -163,15 +166,34 @@ test('erasing a pending generation cancels it and releases its credit', async (t
 test('the list is newest first, filters by status and pages with a cursor', async (t) => {
   const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 10_000 })] });
   const ids: string[] = [];
-  for (let i = 0; i < 5; i++) ids.push(((await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string }).genId);
+  for (let i = 0; i < 5; i++)
+    ids.push(((await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string }).genId);
   await app.call('POST', `/api/v1/try-on/${ids[1]}/cancel`);
-  const first = (await (await app.call('GET', '/api/v1/try-on?limit=2')).json()) as { data: Array<{ genId: string; image?: string }>; nextCursor: string };
-  assert.deepEqual(first.data.map((g) => g.genId), [ids[4], ids[3]]);
+  const first = (await (await app.call('GET', '/api/v1/try-on?limit=2')).json()) as {
+    data: Array<{ genId: string; image?: string }>;
+    nextCursor: string;
+  };
+  assert.deepEqual(
+    first.data.map((g) => g.genId),
+    [ids[4], ids[3]],
+  );
   assert.ok(first.data.every((g) => g.image === undefined));
-  const second = (await (await app.call('GET', `/api/v1/try-on?limit=2&cursor=${first.nextCursor}`)).json()) as { data: Array<{ genId: string }>; nextCursor: string };
-  assert.deepEqual(second.data.map((g) => g.genId), [ids[2], ids[1]]);
-  const canceled = (await (await app.call('GET', '/api/v1/try-on?status=canceled')).json()) as { data: Array<{ genId: string }>; nextCursor: string | null };
-  assert.deepEqual(canceled.data.map((g) => g.genId), [ids[1]]);
+  const second = (await (await app.call('GET', `/api/v1/try-on?limit=2&cursor=${first.nextCursor}`)).json()) as {
+    data: Array<{ genId: string }>;
+    nextCursor: string;
+  };
+  assert.deepEqual(
+    second.data.map((g) => g.genId),
+    [ids[2], ids[1]],
+  );
+  const canceled = (await (await app.call('GET', '/api/v1/try-on?status=canceled')).json()) as {
+    data: Array<{ genId: string }>;
+    nextCursor: string | null;
+  };
+  assert.deepEqual(
+    canceled.data.map((g) => g.genId),
+    [ids[1]],
+  );
   assert.equal(canceled.nextCursor, null);
   assert.equal((await app.call('GET', '/api/v1/try-on?limit=0')).status, 400);
   assert.equal((await app.call('GET', '/api/v1/try-on?status=done')).status, 400);

@@ -24,7 +24,8 @@ function sources(dir: string): string[] {
 function importsOf(file: string): Import[] {
   const text = readFileSync(join(ROOT, file), 'utf8');
   const found: Import[] = [];
-  for (const m of text.matchAll(/^\s*(import|export)(\s+type)?\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
+  for (const m of text.matchAll(/^\s*(import|export)(\s+type)?\b[^'"]*?\bfrom\s+['"]([^'"]+)['"]/gm))
+    found.push({ spec: m[3]!, typeOnly: Boolean(m[2]) });
   for (const m of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ spec: m[1]!, typeOnly: false });
   for (const m of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ spec: m[1]!, typeOnly: false });
   return found;
@@ -43,7 +44,9 @@ test('server/ never imports electron, main/, renderer/ or test/', () => {
 });
 
 test('only server/store/db.ts imports lowdb at run time', () => {
-  const importers = sources('server').filter((file) => importsOf(file).some(({ spec, typeOnly }) => !typeOnly && (spec === 'lowdb' || spec.startsWith('lowdb/'))));
+  const importers = sources('server').filter((file) =>
+    importsOf(file).some(({ spec, typeOnly }) => !typeOnly && (spec === 'lowdb' || spec.startsWith('lowdb/'))),
+  );
   assert.deepEqual(importers, ['server/store/db.ts']);
 });
 

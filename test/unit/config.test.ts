@@ -12,7 +12,10 @@ test('defaults: 127.0.0.1:8787 and a per-user data directory', () => {
 });
 
 test('flags override the environment, which overrides the defaults', () => {
-  const config = loadConfig(['--port', '9000', '--data-dir=./x', '--erase-inputs', 'true'], { FITTINGROOM_PORT: '1234', FITTINGROOM_TRIAL_CREDITS: '5' });
+  const config = loadConfig(['--port', '9000', '--data-dir=./x', '--erase-inputs', 'true'], {
+    FITTINGROOM_PORT: '1234',
+    FITTINGROOM_TRIAL_CREDITS: '5',
+  });
   assert.equal(config.port, 9000);
   assert.equal(config.dataDir, resolve('./x'));
   assert.equal(config.trialCredits, 5);

@@ -22,8 +22,12 @@ before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'fittingroom-engines-'));
   const selfiePath = path.join(dir, 'selfie.png');
   const itemPath = path.join(dir, 'item.png');
-  await sharp({ create: { ...SELFIE, channels: 3, background: '#c0a080' } }).png().toFile(selfiePath);
-  await sharp({ create: { width: 100, height: 120, channels: 4, background: '#2040c0' } }).png().toFile(itemPath);
+  await sharp({ create: { ...SELFIE, channels: 3, background: '#c0a080' } })
+    .png()
+    .toFile(selfiePath);
+  await sharp({ create: { width: 100, height: 120, channels: 4, background: '#2040c0' } })
+    .png()
+    .toFile(itemPath);
   request = {
     genId: 'gen_test',
     selfie: { path: selfiePath, format: 'png', ...SELFIE },

@@ -21,7 +21,10 @@ function isApiError(code: string, field = 'selfie') {
   return (error: unknown): boolean => {
     assert.ok(error instanceof ApiError, `expected ApiError, got ${String(error)}`);
     assert.equal(error.code, code, error.message);
-    assert.ok(error.errors?.some((e) => e.field === field), 'errors must name the field');
+    assert.ok(
+      error.errors?.some((e) => e.field === field),
+      'errors must name the field',
+    );
     assert.ok(error.message.includes(field), 'detail must name the field');
     return true;
   };
@@ -43,7 +46,10 @@ describe('probeImage', () => {
     { label: 'WebP lossy (VP8)', make: () => validImage('webp', 299, 401) },
     {
       label: 'WebP lossless (VP8L)',
-      make: () => sharp({ create: { width: 517, height: 263, channels: 3, background: '#806040' } }).webp({ lossless: true }).toBuffer(),
+      make: () =>
+        sharp({ create: { width: 517, height: 263, channels: 3, background: '#806040' } })
+          .webp({ lossless: true })
+          .toBuffer(),
     },
     {
       label: 'WebP with alpha (VP8X)',
@@ -54,7 +60,10 @@ describe('probeImage', () => {
     },
     {
       label: 'progressive JPEG (SOF2)',
-      make: async () => sharp(await validJpeg(280, 350)).jpeg({ progressive: true }).toBuffer(),
+      make: async () =>
+        sharp(await validJpeg(280, 350))
+          .jpeg({ progressive: true })
+          .toBuffer(),
     },
   ];
   for (const { label, make } of cases) {
@@ -73,13 +82,18 @@ describe('probeImage', () => {
     const lossless = await sharp({ create: { width: 300, height: 300, channels: 3, background: '#000' } })
       .webp({ lossless: true })
       .toBuffer();
-    const alpha = await sharp({ create: { width: 300, height: 300, channels: 4, background: '#0008' } }).webp().toBuffer();
+    const alpha = await sharp({ create: { width: 300, height: 300, channels: 4, background: '#0008' } })
+      .webp()
+      .toBuffer();
     assert.equal(lossless.toString('latin1', 12, 16), 'VP8L');
     assert.equal(alpha.toString('latin1', 12, 16), 'VP8X');
   });
 
   it('reads EXIF orientation from a JPEG header', async () => {
-    const rotated = await sharp(await validJpeg(300, 400)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+    const rotated = await sharp(await validJpeg(300, 400))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
     assert.equal(probeImage(rotated)?.orientation, 6);
     assert.equal(probeImage(await validJpeg(300, 400))?.orientation, undefined);
   });
@@ -96,7 +110,10 @@ describe('probeImage', () => {
   it('never throws on truncated or mutated headers', async () => {
     const seeds = [
       await validImage('jpeg', 300, 300),
-      await sharp(await validJpeg(300, 300)).withMetadata({ orientation: 3 }).jpeg().toBuffer(),
+      await sharp(await validJpeg(300, 300))
+        .withMetadata({ orientation: 3 })
+        .jpeg()
+        .toBuffer(),
       await validImage('png', 300, 300),
       await validImage('webp', 300, 300),
     ];
@@ -191,12 +208,15 @@ describe('checkImage', () => {
     const decoded = decodeImageField(bomb.value, 'selfie', LIMITS);
     assert.ok(decoded.bytes.length < 64 * 1024, 'the bomb is small on the wire');
     const started = performance.now();
-    assert.throws(() => checkImage(decoded, LIMITS), (error: unknown) => {
-      assert.ok(error instanceof ApiError && error.code === 'invalid_image');
-      assert.match(error.message, /30000×30000/);
-      assert.match(error.message, /40 megapixels/);
-      return true;
-    });
+    assert.throws(
+      () => checkImage(decoded, LIMITS),
+      (error: unknown) => {
+        assert.ok(error instanceof ApiError && error.code === 'invalid_image');
+        assert.match(error.message, /30000×30000/);
+        assert.match(error.message, /40 megapixels/);
+        return true;
+      },
+    );
     // checkImage is synchronous, so it cannot have handed the pixels to sharp.
     assert.ok(performance.now() - started < HEADER_CHECK_BUDGET_MS);
   });
@@ -222,7 +242,10 @@ describe('normalizeImage', () => {
   }
 
   it('applies EXIF orientation 6: dimensions swap, no EXIF left', async () => {
-    const input = await sharp(await validJpeg(300, 400)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+    const input = await sharp(await validJpeg(300, 400))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
     const out = await normalize(input);
     assert.equal(out.format, 'jpeg');
     assert.equal(out.width, 400);

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { accountSummary, balancesOf, captureCredit, expireDueCredits, grantTrial, releaseCredit, reserveCredit } from '../../server/credits/ledger.ts';
+import {
+  accountSummary,
+  balancesOf,
+  captureCredit,
+  expireDueCredits,
+  grantTrial,
+  releaseCredit,
+  reserveCredit,
+} from '../../server/credits/ledger.ts';
 import { ApiError } from '../../server/api/errors.ts';
 import { emptyState, type State } from '../../server/store/schema.ts';
 import { assertLedgerInvariants } from '../helpers/invariants.ts';
@@ -11,8 +19,19 @@ const days = (n: number) => new Date(t0.getTime() + n * 86_400_000);
 function withGenerations(state: State, ids: string[]): void {
   for (const id of ids) {
     state.generations[id] = {
-      id, keyId: 'k', engine: 'e', status: 'pending', stage: 'queued', params: { size: 'M', personSize: 'M', fit: 'regular', styling: [], categories: ['auto'], outputFormat: 'jpeg' },
-      inputs: null, result: null, attempts: 0, credit: 'reserved', createdAt: '', expiresAt: '', erased: false,
+      id,
+      keyId: 'k',
+      engine: 'e',
+      status: 'pending',
+      stage: 'queued',
+      params: { size: 'M', personSize: 'M', fit: 'regular', styling: [], categories: ['auto'], outputFormat: 'jpeg' },
+      inputs: null,
+      result: null,
+      attempts: 0,
+      credit: 'reserved',
+      createdAt: '',
+      expiresAt: '',
+      erased: false,
     };
   }
 }
@@ -22,7 +41,12 @@ test('the trial is granted once', () => {
   grantTrial(state, t0, 25, 30);
   grantTrial(state, t0, 25, 30);
   assert.equal(state.ledger.length, 1);
-  assert.deepEqual(accountSummary(state, t0), { creditsRemaining: 25, creditsReserved: 0, trialCreditsRemaining: 25, trialExpiresAt: days(30).toISOString() });
+  assert.deepEqual(accountSummary(state, t0), {
+    creditsRemaining: 25,
+    creditsReserved: 0,
+    trialCreditsRemaining: 25,
+    trialExpiresAt: days(30).toISOString(),
+  });
 });
 
 test('reserve, capture and release move credits between available, reserved and spent', () => {
@@ -32,11 +56,17 @@ test('reserve, capture and release move credits between available, reserved and 
   reserveCredit(state, 'b', t0);
   assert.deepEqual(accountSummary(state, t0).creditsRemaining, 0);
   assert.deepEqual(accountSummary(state, t0).creditsReserved, 2);
-  assert.throws(() => reserveCredit(state, 'c', t0), (error: unknown) => error instanceof ApiError && error.code === 'insufficient_credits');
+  assert.throws(
+    () => reserveCredit(state, 'c', t0),
+    (error: unknown) => error instanceof ApiError && error.code === 'insufficient_credits',
+  );
   assert.equal(state.ledger.length, 3, 'a refused reservation appends nothing');
   captureCredit(state, 'a', t0);
   releaseCredit(state, 'b', t0);
-  assert.deepEqual([accountSummary(state, t0).creditsRemaining, accountSummary(state, t0).creditsReserved, balancesOf(state).spent], [1, 0, 1]);
+  assert.deepEqual(
+    [accountSummary(state, t0).creditsRemaining, accountSummary(state, t0).creditsReserved, balancesOf(state).spent],
+    [1, 0, 1],
+  );
   assert.throws(() => releaseCredit(state, 'b', t0), /no open reservation/, 'a reservation resolves at most once');
   assert.throws(() => captureCredit(state, 'a', t0), /no open reservation/);
 });

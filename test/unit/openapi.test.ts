@@ -9,7 +9,10 @@ const U = 'http://127.0.0.1:1';
 test('the checker refuses undocumented statuses, content types and bodies that break the schema', () => {
   const ok = JSON.stringify({ creditsRemaining: 1, creditsReserved: 0, trialCreditsRemaining: 1, trialExpiresAt: null });
   checkAgainstOpenApi('GET', `${U}/api/v1/account`, 200, 'application/json', ok);
-  assert.throws(() => checkAgainstOpenApi('GET', `${U}/api/v1/account`, 200, 'application/json', JSON.stringify({ creditsRemaining: -1 })), /does not match/);
+  assert.throws(
+    () => checkAgainstOpenApi('GET', `${U}/api/v1/account`, 200, 'application/json', JSON.stringify({ creditsRemaining: -1 })),
+    /does not match/,
+  );
   assert.throws(() => checkAgainstOpenApi('GET', `${U}/api/v1/account`, 418, 'application/json', ok), /does not list/);
   assert.throws(() => checkAgainstOpenApi('GET', `${U}/api/v1/account`, 200, 'text/html', ok), /not documented/);
   assert.throws(() => checkAgainstOpenApi('PUT', `${U}/api/v1/account`, 200, 'application/json', ok), /not documented/);
@@ -27,6 +30,9 @@ test('every documented operation exists on the server (401 without a key, not 40
       assert.equal(response.status, open ? 200 : 401, `${method} ${template}`);
     }
   }
-  const served = (await (await app.call('GET', '/api/v1/openapi.json', { key: null })).json()) as { openapi: string; info: { version: string } };
+  const served = (await (await app.call('GET', '/api/v1/openapi.json', { key: null })).json()) as {
+    openapi: string;
+    info: { version: string };
+  };
   assert.equal(served.openapi, '3.1.0');
 });

@@ -21,7 +21,11 @@ test('a mutation resolves only once it is on disk, and the file is complete JSON
   assert.equal(result, 'done');
   const onDisk = JSON.parse(await readFile(join(dataDir, 'state.json'), 'utf8')) as State;
   assert.deepEqual(onDisk.installation, { id: 'inst_1', createdAt: 'now' });
-  assert.deepEqual((await readdir(dataDir)).filter((name) => name.endsWith('.tmp')), [], 'no temporary files are left');
+  assert.deepEqual(
+    (await readdir(dataDir)).filter((name) => name.endsWith('.tmp')),
+    [],
+    'no temporary files are left',
+  );
   await store.close();
 });
 
@@ -39,11 +43,17 @@ test('concurrent mutations are all applied, in order, with fewer writes than mut
       }),
     ),
   );
-  assert.deepEqual(results, Array.from({ length: 200 }, (_, i) => i + 1));
+  assert.deepEqual(
+    results,
+    Array.from({ length: 200 }, (_, i) => i + 1),
+  );
   assert.ok(writes < 200, `${writes} writes for 200 mutations`);
   await store.close();
   const reopened = await Store.open(dataDir);
-  assert.deepEqual(reopened.state.keys.map((k) => k.id), Array.from({ length: 200 }, (_, i) => `k${i}`));
+  assert.deepEqual(
+    reopened.state.keys.map((k) => k.id),
+    Array.from({ length: 200 }, (_, i) => `k${i}`),
+  );
   await reopened.close();
 });
 
@@ -80,10 +90,15 @@ test('a failed write rejects every unacknowledged mutation and restores the last
   const lost = store.mutate((state) => void (state.installation = { id: 'lost', createdAt: '' }));
   await assert.rejects(lost, /disk full/);
   assert.deepEqual(store.state.installation, { id: 'kept', createdAt: '' });
-  await store.mutate((state) => void state.keys.push({ id: 'after', name: 'n', scope: 'admin', hash: 'h', prefix: 'p', createdAt: '', lineageId: 'after' }));
+  await store.mutate(
+    (state) => void state.keys.push({ id: 'after', name: 'n', scope: 'admin', hash: 'h', prefix: 'p', createdAt: '', lineageId: 'after' }),
+  );
   const onDisk = JSON.parse(await readFile(join(dataDir, 'state.json'), 'utf8')) as State;
   assert.equal(onDisk.installation?.id, 'kept');
-  assert.deepEqual(onDisk.keys.map((k) => k.id), ['after']);
+  assert.deepEqual(
+    onDisk.keys.map((k) => k.id),
+    ['after'],
+  );
   await store.close();
 });
 

@@ -24,7 +24,8 @@ export function jsonBody({ limitBytes }: JsonBodyOptions): Array<RequestHandler 
   const translate: ErrorRequestHandler = (error: { type?: string }, _req, _res, next) => {
     if (error.type === 'entity.too.large') next(new ApiError('payload_too_large', `The request body may be at most ${limitBytes} bytes.`));
     else if (error.type === 'entity.parse.failed') next(new ApiError('invalid_request', 'The body is not valid JSON.'));
-    else if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') next(new ApiError('unsupported_media_type', 'Send the body as UTF-8 JSON.'));
+    else if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported')
+      next(new ApiError('unsupported_media_type', 'Send the body as UTF-8 JSON.'));
     else if (error.type === 'request.aborted') next(new ApiError('invalid_request', 'The request body was cut off.'));
     else next(error);
   };

@@ -24,7 +24,10 @@ export function problemHandler(log: (message: string, error: unknown) => void): 
       return;
     }
     for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-    res.status(problem.status).type('application/problem+json').send(JSON.stringify(problem.toProblem(req.requestId ?? 'unknown')));
+    res
+      .status(problem.status)
+      .type('application/problem+json')
+      .send(JSON.stringify(problem.toProblem(req.requestId ?? 'unknown')));
   };
 }
 

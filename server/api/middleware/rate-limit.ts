@@ -31,7 +31,11 @@ export function rateLimit({ perMinute, clock }: RateLimitOptions): RequestHandle
     res.setHeader('RateLimit-Limit', String(perMinute));
     if (bucket.tokens < 1) {
       res.setHeader('RateLimit-Remaining', '0');
-      next(new ApiError('rate_limited', `This key may submit ${perMinute} try-ons per minute.`, { retryAfterSeconds: (1 - bucket.tokens) / perMs / 1000 }));
+      next(
+        new ApiError('rate_limited', `This key may submit ${perMinute} try-ons per minute.`, {
+          retryAfterSeconds: (1 - bucket.tokens) / perMs / 1000,
+        }),
+      );
       return;
     }
     bucket.tokens -= 1;

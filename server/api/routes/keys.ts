@@ -28,7 +28,9 @@ export function keyRoutes({ store, clock, config }: AppDeps): Router {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const grace = body.graceSeconds ?? config.keyRotationGraceSeconds;
     if (typeof grace !== 'number' || !Number.isInteger(grace) || grace < 0 || grace > 30 * 86_400) {
-      throw new ApiError('validation_failed', 'graceSeconds must be an integer from 0 to 2592000.', { errors: [{ field: 'graceSeconds', message: 'must be an integer from 0 to 2592000' }] });
+      throw new ApiError('validation_failed', 'graceSeconds must be an integer from 0 to 2592000.', {
+        errors: [{ field: 'graceSeconds', message: 'must be an integer from 0 to 2592000' }],
+      });
     }
     const { record, key, previous } = await store.mutate((state) => rotateKey(state, req.params.id!, clock(), grace));
     res.status(201).json({ ...publicKey(record), key, previous: publicKey(previous) });

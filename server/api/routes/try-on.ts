@@ -41,10 +41,17 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const submission = checkSubmission(req.body);
     const engine = submission.engine ? engines.get(submission.engine) : engines.defaultEngine();
     if (submission.engine && !engine) {
-      throw new ApiError('validation_failed', `engine: "${submission.engine}" is not installed`, { errors: [{ field: 'engine', message: 'is not an installed engine (see GET /api/v1/engines)' }] });
+      throw new ApiError('validation_failed', `engine: "${submission.engine}" is not installed`, {
+        errors: [{ field: 'engine', message: 'is not an installed engine (see GET /api/v1/engines)' }],
+      });
     }
     if (!engine || !engine.ready) {
-      throw new ApiError('engine_unavailable', engine ? `The engine "${engine.id}" is not ready: ${engine.reason ?? 'it is still loading'}.` : 'No try-on engine is installed and ready on this appliance; see GET /api/v1/engines.');
+      throw new ApiError(
+        'engine_unavailable',
+        engine
+          ? `The engine "${engine.id}" is not ready: ${engine.reason ?? 'it is still loading'}.`
+          : 'No try-on engine is installed and ready on this appliance; see GET /api/v1/engines.',
+      );
     }
     const limits = config.imageLimits;
     const images = [submission.selfie, ...submission.items].map((value, i) => {
@@ -55,7 +62,11 @@ export function tryOnRoutes(deps: AppDeps): Router {
     let admission: Admission | undefined;
     let print = '';
     if (idempotencyKey) {
-      const body = { ...(req.body as object), selfie: images[0]!.decoded.sha256, items: images.slice(1).map((image) => image.decoded.sha256) };
+      const body = {
+        ...(req.body as object),
+        selfie: images[0]!.decoded.sha256,
+        items: images.slice(1).map((image) => image.decoded.sha256),
+      };
       print = fingerprint('POST', '/api/v1/try-on', body);
       admission = deps.idempotency.admit(store.state, auth.key.lineageId, idempotencyKey, print, clock());
       if (admission.kind === 'replay') {
@@ -67,18 +78,44 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const genId = newId('gen');
     let wroteFiles = false;
     try {
-      if (runner.depth() >= config.maxQueueDepth) throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
-      if (accountSummary(store.state, clock()).creditsRemaining < 1) throw new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
+      if (runner.depth() >= config.maxQueueDepth)
+        throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
+      if (accountSummary(store.state, clock()).creditsRemaining < 1)
+        throw new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
       const normalized = await Promise.all(images.map(({ decoded, probe }) => normalizeImage(decoded, probe, limits)));
       wroteFiles = true;
-      const [selfie, ...items] = await Promise.all(normalized.map((image, i) => storeImage(store.dataDir, genId, i === 0 ? 'selfie' : `item-${i - 1}`, image)));
+      const [selfie, ...items] = await Promise.all(
+        normalized.map((image, i) => storeImage(store.dataDir, genId, i === 0 ? 'selfie' : `item-${i - 1}`, image)),
+      );
       const location = statusUrl(baseUrlOf(req, config.publicBaseUrl), genId);
       const headers = { Location: location, 'Content-Type': 'application/json; charset=utf-8' };
       const body = await store.mutate((state) => {
         const now = clock();
-        createGeneration(state, { id: genId, keyId: auth.key.id, engine: engine.id, params: submission.params, inputs: { selfie: selfie!, items }, retentionDays: config.imageRetentionDays }, now);
-        const text = JSON.stringify({ genId, status: 'pending', statusUrl: location, creditsRemaining: accountSummary(state, now).creditsRemaining });
-        if (idempotencyKey) rememberReply(state, { scope: auth.key.lineageId, key: idempotencyKey, fingerprint: print, status: 202, headers, body: text }, now, config.idempotencyRetentionHours);
+        createGeneration(
+          state,
+          {
+            id: genId,
+            keyId: auth.key.id,
+            engine: engine.id,
+            params: submission.params,
+            inputs: { selfie: selfie!, items },
+            retentionDays: config.imageRetentionDays,
+          },
+          now,
+        );
+        const text = JSON.stringify({
+          genId,
+          status: 'pending',
+          statusUrl: location,
+          creditsRemaining: accountSummary(state, now).creditsRemaining,
+        });
+        if (idempotencyKey)
+          rememberReply(
+            state,
+            { scope: auth.key.lineageId, key: idempotencyKey, fingerprint: print, status: 202, headers, body: text },
+            now,
+            config.idempotencyRetentionHours,
+          );
         return text;
       });
       runner.enqueue(genId);
@@ -93,11 +130,14 @@ export function tryOnRoutes(deps: AppDeps): Router {
 
   router.get('/try-on', async (req, res) => {
     const status = req.query.status;
-    if (status !== undefined && !STATUSES.includes(status as GenerationStatus)) throw new ApiError('invalid_request', `status must be one of ${STATUSES.join(', ')}.`);
+    if (status !== undefined && !STATUSES.includes(status as GenerationStatus))
+      throw new ApiError('invalid_request', `status must be one of ${STATUSES.join(', ')}.`);
     const limit = req.query.limit === undefined ? 20 : Number(req.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError('invalid_request', 'limit must be an integer from 1 to 100.');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new ApiError('invalid_request', 'limit must be an integer from 1 to 100.');
     const cursor = req.query.cursor;
-    if (cursor !== undefined && (typeof cursor !== 'string' || !/^gen_[0-9A-Z]{26}$/.test(cursor))) throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
+    if (cursor !== undefined && (typeof cursor !== 'string' || !/^gen_[0-9A-Z]{26}$/.test(cursor)))
+      throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
     const records = Object.values(store.state.generations)
       .filter((record) => (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor))
       .sort((a, b) => (a.id < b.id ? 1 : -1))
@@ -122,7 +162,8 @@ export function tryOnRoutes(deps: AppDeps): Router {
 
   router.get('/try-on/:genId/image', async (req, res) => {
     const record = getGeneration(store.state, req.params.genId!);
-    if (record.status !== 'complete') throw new ApiError('conflict', `The try-on ${record.id} is ${record.status}; its image exists only when it is complete.`);
+    if (record.status !== 'complete')
+      throw new ApiError('conflict', `The try-on ${record.id} is ${record.status}; its image exists only when it is complete.`);
     if (!record.result) throw new ApiError('not_found', `The image of ${record.id} was erased.`);
     const bytes = await readImage(store.dataDir, record.result);
     res.status(200).type(contentType(record.result.format)).setHeader('Cache-Control', 'private, no-store');
@@ -165,7 +206,8 @@ function parseWait(req: Request, res: Response, defaultSeconds: number, maxSecon
     if (query === 'true') return defaultSeconds;
     if (query === 'false') return 0;
     const n = typeof query === 'string' && /^\d{1,3}$/.test(query) ? Number(query) : NaN;
-    if (!(n >= 1 && n <= maxSeconds)) throw new ApiError('invalid_request', `wait must be true or a number of seconds from 1 to ${maxSeconds}.`);
+    if (!(n >= 1 && n <= maxSeconds))
+      throw new ApiError('invalid_request', `wait must be true or a number of seconds from 1 to ${maxSeconds}.`);
     return n;
   }
   res.setHeader('Vary', 'Prefer');
