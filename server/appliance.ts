@@ -22,6 +22,9 @@ import { writeFileDurably } from './store/durable-fs.ts';
 import { newId } from './store/ids.ts';
 import { VERSION } from './version.ts';
 
+/** How long a stopping appliance lets requests in flight finish. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
 export interface ApplianceOptions {
   config: Config;
   engines: EngineSpec[];
@@ -38,6 +41,7 @@ export interface Appliance {
   engines: EngineRegistry;
   /** The first admin key, only on the very first start of a data directory. */
   firstAdminKey: string | null;
+  /** Stops cleanly (idempotent): waiting requests answer, running try-ons go back to the queue. */
   close(): Promise<void>;
 }
 
@@ -89,9 +93,9 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     await runner.recover();
     const app = createApp({ config, store, engines, runner, notifier, idempotency: new IdempotencyGuard(), clock, version: VERSION, log });
     server = createServer(app);
-    // Long waits are bounded by the API itself (≤ 120 s); keep sockets open past that.
-    server.requestTimeout = 0;
-    server.headersTimeout = 60_000;
+    // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.
+    server.requestTimeout = 120_000;
+    server.headersTimeout = 30_000;
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
@@ -104,6 +108,24 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     sweeper.unref();
     const listening = server;
     const registry = engines;
+    let closing: Promise<void> | undefined;
+    const shutdown = async (): Promise<void> => {
+      clearInterval(sweeper);
+      // Stop accepting, answer waiting requests now with their current state, give
+      // requests in flight (a submit between its checks and its commit) time to finish.
+      const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
+      notifier.releaseAll();
+      // Keep-alive sockets turn idle as their last reply goes out; close each as soon as it does.
+      const idle = setInterval(() => listening.closeIdleConnections(), 50);
+      listening.closeIdleConnections();
+      const grace = setTimeout(() => listening.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearTimeout(grace);
+      clearInterval(idle);
+      await runner.stop();
+      await registry.stop();
+      await store.close();
+    };
     return {
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
       port,
@@ -111,14 +133,9 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       runner,
       engines: registry,
       firstAdminKey,
-      async close() {
-        clearInterval(sweeper);
-        const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
-        listening.closeAllConnections();
-        await runner.stop();
-        await registry.stop();
-        await closed;
-        await store.close();
+      close() {
+        closing ??= shutdown();
+        return closing;
       },
     };
   } catch (error) {

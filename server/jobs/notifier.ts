@@ -32,6 +32,13 @@ export class TerminalNotifier {
     for (const listener of set) listener();
   }
 
+  /** Wakes every waiter (the appliance is stopping): each answers with the state it finds. */
+  releaseAll(): void {
+    const sets = [...this.listeners.values()];
+    this.listeners.clear();
+    for (const set of sets) for (const listener of set) listener();
+  }
+
   /** How many requests are waiting now. */
   waiting(): number {
     let count = 0;

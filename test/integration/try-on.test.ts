@@ -233,3 +233,17 @@ test('a full queue refuses submits with 503 queue_full and Retry-After, moving n
   const health = (await (await app.call('GET', '/api/v1/health', { key: null })).json()) as { queueDepth: number };
   assert.equal(health.queueDepth, 2);
 });
+
+test('stopping the appliance answers waiting requests at once with the pending state', async (t) => {
+  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })] });
+  const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
+  const started = performance.now();
+  const waiting = app.call('GET', `/api/v1/try-on/${genId}?wait=60`);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await app.appliance.close();
+  const response = await waiting;
+  assert.equal(response.status, 200);
+  assert.equal(((await response.json()) as { status: string }).status, 'pending');
+  assert.ok(performance.now() - started < 30_000, 'answered long before its 60 s bound');
+  assert.equal(app.appliance.store.state.generations[genId]!.stage, 'queued', 'the running try-on went back to the queue');
+});
