@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestAppliance, tempDataDir } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 
 test('20 parallel submits sharing one Idempotency-Key make one generation', async (t) => {
@@ -91,4 +91,22 @@ test('keys are scoped to the API key that used them', async (t) => {
   assert.equal(b.status, 202);
   assert.equal(b.headers.get('idempotent-replayed'), null);
   assert.equal(Object.keys(app.appliance.store.state.generations).length, 2);
+});
+
+test('a stored reply survives a restart and is replayed even when the engine is gone', async (t) => {
+  const dataDir = await tempDataDir();
+  const body = await submission();
+  const first = await startTestAppliance(t, { dataDir, engines: [composeEngine({ delayMs: 30_000 })] });
+  const accepted = await first.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'restart-1' } });
+  assert.equal(accepted.status, 202);
+  const text = await accepted.text();
+  await first.appliance.close();
+
+  const second = await startTestAppliance(t, { dataDir, engines: [] });
+  const replay = await second.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'restart-1' }, key: first.adminKey });
+  assert.equal(replay.status, 202);
+  assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+  assert.equal(await replay.text(), text);
+  const fresh = await second.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'restart-2' }, key: first.adminKey });
+  assert.equal(fresh.status, 503);
 });

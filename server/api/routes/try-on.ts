@@ -15,6 +15,7 @@ import { cancelGeneration, createGeneration, getGeneration, isTerminal, markEras
 import { newId } from '../../store/ids.ts';
 import type { GenerationStatus } from '../../store/schema.ts';
 import type { AppDeps } from '../../app.ts';
+import type { EngineDescription } from '../../engines/types.ts';
 
 const STATUSES: GenerationStatus[] = ['pending', 'complete', 'failed', 'canceled'];
 
@@ -39,20 +40,6 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const auth = authOf(req);
     const idempotencyKey = parseIdempotencyKey(req.get('idempotency-key'));
     const submission = checkSubmission(req.body);
-    const engine = submission.engine ? engines.get(submission.engine) : engines.defaultEngine();
-    if (submission.engine && !engine) {
-      throw new ApiError('validation_failed', `engine: "${submission.engine}" is not installed`, {
-        errors: [{ field: 'engine', message: 'is not an installed engine (see GET /api/v1/engines)' }],
-      });
-    }
-    if (!engine || !engine.ready) {
-      throw new ApiError(
-        'engine_unavailable',
-        engine
-          ? `The engine "${engine.id}" is not ready: ${engine.reason ?? 'it is still loading'}.`
-          : 'No try-on engine is installed and ready on this appliance; see GET /api/v1/engines.',
-      );
-    }
     const limits = config.imageLimits;
     const images = [submission.selfie, ...submission.items].map((value, i) => {
       const decoded = decodeImageField(value, i === 0 ? 'selfie' : `items[${i - 1}]`, limits);
@@ -78,6 +65,8 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const genId = newId('gen');
     let wroteFiles = false;
     try {
+      // After the idempotency check: a replay answers even if the engine has gone since.
+      const engine = pickEngine(engines, submission.engine);
       if (runner.depth() >= config.maxQueueDepth)
         throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
       if (accountSummary(store.state, clock()).creditsRemaining < 1)
@@ -197,6 +186,25 @@ export function tryOnRoutes(deps: AppDeps): Router {
   });
 
   return router;
+}
+
+/** The requested engine, or the best ready one: 422 if it is not installed, 503 if none is ready. */
+function pickEngine(engines: AppDeps['engines'], requested: string | undefined): EngineDescription {
+  const engine = requested ? engines.get(requested) : engines.defaultEngine();
+  if (requested && !engine) {
+    throw new ApiError('validation_failed', `engine: "${requested}" is not installed`, {
+      errors: [{ field: 'engine', message: 'is not an installed engine (see GET /api/v1/engines)' }],
+    });
+  }
+  if (!engine || !engine.ready) {
+    throw new ApiError(
+      'engine_unavailable',
+      engine
+        ? `The engine "${engine.id}" is not ready: ${engine.reason ?? 'it is still loading'}.`
+        : 'No try-on engine is installed and ready on this appliance; see GET /api/v1/engines.',
+    );
+  }
+  return engine;
 }
 
 /** The bound of a wait in seconds (0: no wait), from `?wait=` or `Prefer: wait=`. */
