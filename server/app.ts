@@ -15,6 +15,7 @@ import { rateLimit } from './api/middleware/rate-limit.ts';
 import { requestId } from './api/middleware/request-id.ts';
 import { accountRoutes } from './api/routes/account.ts';
 import { keyRoutes } from './api/routes/keys.ts';
+import { landingRoutes } from './api/routes/landing.ts';
 import { engineRoutes, healthRoutes } from './api/routes/system.ts';
 import { tryOnRoutes } from './api/routes/try-on.ts';
 
@@ -52,6 +53,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(keyRoutes(deps));
 
   app.use('/api/v1', api);
+  app.use(landingRoutes(deps.version));
   app.use('/api', requestId(), notFound());
   app.use(requestId(), notFound());
   app.use(problemHandler(deps.log));

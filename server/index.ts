@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   const appliance = await startAppliance({ config, engines: [...builtinEngineSpecs(), ...extra] });
   const ready = appliance.engines.list().filter((engine) => engine.ready);
   console.log(`fittingroom is running at ${appliance.url}/ (data in ${config.dataDir})`);
+  console.log('  Headless: the shop-floor GUI is not part of this version yet; open the address above for the API links.');
   console.log(`  API: ${appliance.url}/api/v1  health: ${appliance.url}/api/v1/health`);
   if (ready.length === 0) console.log('  No try-on engine is installed yet: submits are refused until one is (GET /api/v1/engines).');
   else console.log(`  Engines: ${ready.map((engine) => `${engine.id} (${engine.device})`).join(', ')}`);

@@ -247,3 +247,11 @@ test('stopping the appliance answers waiting requests at once with the pending s
   assert.ok(performance.now() - started < 30_000, 'answered long before its 60 s bound');
   assert.equal(app.appliance.store.state.generations[genId]!.stage, 'queued', 'the running try-on went back to the queue');
 });
+
+test('the root address answers a browser with a page pointing at the API', async (t) => {
+  const app = await startTestAppliance(t);
+  const response = await fetch(`${app.url}/`);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(await response.text(), /\/api\/v1\/openapi\.json/);
+});
