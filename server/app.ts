@@ -8,6 +8,7 @@ import type { IdempotencyGuard } from './idempotency/idempotency.ts';
 import type { EngineCatalog, JobRunner } from './jobs/runner.ts';
 import type { TerminalNotifier } from './jobs/notifier.ts';
 import type { Store } from './store/db.ts';
+import type { Archive } from './store/archive.ts';
 import { apiKey, requireScope } from './api/middleware/api-key.ts';
 import { jsonBody } from './api/middleware/json-body.ts';
 import { notFound, problemHandler } from './api/middleware/problems.ts';
@@ -23,6 +24,7 @@ import { tryOnRoutes } from './api/routes/try-on.ts';
 export interface AppDeps {
   config: Config;
   store: Store;
+  archive: Archive;
   engines: EngineCatalog;
   runner: JobRunner;
   notifier: TerminalNotifier;

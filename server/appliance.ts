@@ -18,6 +18,7 @@ import { cleanOrphans, sweep } from './jobs/retention.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { createKey, generateKey } from './keys/api-keys.ts';
 import { Store } from './store/db.ts';
+import { Archive } from './store/archive.ts';
 import { writeFileDurably } from './store/durable-fs.ts';
 import { newId } from './store/ids.ts';
 import { VERSION } from './version.ts';
@@ -37,6 +38,7 @@ export interface Appliance {
   url: string;
   port: number;
   store: Store;
+  archive: Archive;
   runner: JobRunner;
   engines: EngineRegistry;
   /** The first admin key, only on the very first start of a data directory. */
@@ -74,6 +76,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
   let server: Server | undefined;
   try {
     const firstAdminKey = await bootstrap(store, config, clock());
+    const archive = await Archive.open(config.dataDir);
     await cleanOrphans(store);
     engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
     await engines.start();
@@ -89,9 +92,20 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       eraseInputsWhenDone: config.eraseInputsWhenDone,
       log,
     });
-    await sweep(store, clock());
+    await sweep(store, clock(), archive, config.archiveMinEntries);
     await runner.recover();
-    const app = createApp({ config, store, engines, runner, notifier, idempotency: new IdempotencyGuard(), clock, version: VERSION, log });
+    const app = createApp({
+      config,
+      store,
+      archive,
+      engines,
+      runner,
+      notifier,
+      idempotency: new IdempotencyGuard(),
+      clock,
+      version: VERSION,
+      log,
+    });
     server = createServer(app);
     // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.
     server.requestTimeout = 120_000;
@@ -103,7 +117,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     });
     const port = (server.address() as AddressInfo).port;
     const sweeper = setInterval(() => {
-      sweep(store, clock()).catch((error) => log('retention sweep failed', error));
+      sweep(store, clock(), archive, config.archiveMinEntries).catch((error) => log('retention sweep failed', error));
     }, config.sweepIntervalSeconds * 1000);
     sweeper.unref();
     const listening = server;
@@ -130,6 +144,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
       port,
       store,
+      archive,
       runner,
       engines: registry,
       firstAdminKey,

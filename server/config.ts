@@ -33,6 +33,8 @@ export interface Config {
   deviceConcurrency: Record<string, number>;
   engineMemoryLimitMb: number;
   sweepIntervalSeconds: number;
+  /** Cold records move to the archive in batches of at least this many ledger entries. */
+  archiveMinEntries: number;
 }
 
 /** The per-user data directory of this platform. */
@@ -66,6 +68,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     deviceConcurrency: {},
     engineMemoryLimitMb: 8192,
     sweepIntervalSeconds: 600,
+    archiveMinEntries: 1000,
     ...overrides,
   };
 }

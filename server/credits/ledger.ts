@@ -11,7 +11,7 @@
  */
 import { ApiError } from '../api/errors.ts';
 import { newId } from '../store/ids.ts';
-import type { CreditLot, LedgerEntry, LedgerEntryType, State } from '../store/schema.ts';
+import type { CreditLot, LedgerBase, LedgerEntry, LedgerEntryType, State } from '../store/schema.ts';
 
 export interface LotBalance {
   available: number;
@@ -36,12 +36,27 @@ interface Derived {
 // (a reload after a failed write) starts a new fold.
 const derivedByLedger = new WeakMap<LedgerEntry[], Derived>();
 
-function emptyBalances(): Balances {
+/** Balances before any entry, or carried over from archived entries. */
+export function baseBalances(base: LedgerBase | null): Balances {
   return {
-    lots: { trial: { available: 0, reserved: 0 }, paid: { available: 0, reserved: 0 } },
-    spent: 0,
-    trialExpiresAt: null,
+    lots: {
+      trial: { available: base?.lots.trial.available ?? 0, reserved: base?.lots.trial.reserved ?? 0 },
+      paid: { available: base?.lots.paid.available ?? 0, reserved: base?.lots.paid.reserved ?? 0 },
+    },
+    spent: base?.spent ?? 0,
+    trialExpiresAt: base?.trialExpiresAt ?? null,
     openReservations: new Map(),
+  };
+}
+
+/** The base that carries `balances` (with no open reservation) past entry `throughSeq`. */
+export function ledgerBaseOf(balances: Balances, throughSeq: number): LedgerBase {
+  if (balances.openReservations.size > 0) throw new Error('a ledger base cannot carry open reservations');
+  return {
+    throughSeq,
+    lots: { trial: { ...balances.lots.trial }, paid: { ...balances.lots.paid } },
+    spent: balances.spent,
+    trialExpiresAt: balances.trialExpiresAt,
   };
 }
 
@@ -82,7 +97,7 @@ export function applyEntry(balances: Balances, entry: LedgerEntry): void {
 export function balancesOf(state: State): Balances {
   let derived = derivedByLedger.get(state.ledger);
   if (!derived) {
-    derived = { count: 0, balances: emptyBalances() };
+    derived = { count: 0, balances: baseBalances(state.ledgerBase) };
     derivedByLedger.set(state.ledger, derived);
   }
   for (; derived.count < state.ledger.length; derived.count++) applyEntry(derived.balances, state.ledger[derived.count]!);
@@ -112,14 +127,15 @@ export function accountSummary(state: State, now: Date): AccountSummary {
 
 function append(state: State, now: Date, entry: Omit<LedgerEntry, 'id' | 'seq' | 'at'>): LedgerEntry {
   const last = state.ledger[state.ledger.length - 1];
-  const full: LedgerEntry = { id: newId('le', now.getTime()), seq: (last?.seq ?? 0) + 1, at: now.toISOString(), ...entry };
+  const seq = (last?.seq ?? state.ledgerBase?.throughSeq ?? 0) + 1;
+  const full: LedgerEntry = { id: newId('le', now.getTime()), seq, at: now.toISOString(), ...entry };
   state.ledger.push(full);
   return full;
 }
 
 /** Grants the installation's trial credits, once. */
 export function grantTrial(state: State, now: Date, credits: number, validDays: number): void {
-  if (state.ledger.some((entry) => entry.type === 'trial')) return;
+  if (balancesOf(state).trialExpiresAt !== null) return;
   const expiresAt = new Date(now.getTime() + validDays * 86_400_000).toISOString();
   append(state, now, { type: 'trial', amount: credits, lot: 'trial', expiresAt, note: `${credits} trial credits for a new installation` });
 }

@@ -4,7 +4,7 @@
  */
 import type { GarmentCategory, GenerationErrorCode, ImageFormat } from '../engines/types.ts';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export type KeyScope = 'admin' | 'standard';
 
@@ -102,11 +102,26 @@ export interface IdempotencyRecord {
   expiresAt: string;
 }
 
+/**
+ * Balances carried over from ledger entries that were moved to the archive
+ * (every reservation among them resolved), so that the state's ledger can
+ * start after them.
+ */
+export interface LedgerBase {
+  /** The seq of the last archived entry. */
+  throughSeq: number;
+  lots: Record<CreditLot, { available: number; reserved: number }>;
+  spent: number;
+  trialExpiresAt: string | null;
+}
+
 export interface State {
   version: number;
   installation: { id: string; createdAt: string } | null;
   keys: ApiKeyRecord[];
+  /** Entries after `ledgerBase.throughSeq`; older ones are in the archive. */
   ledger: LedgerEntry[];
+  ledgerBase: LedgerBase | null;
   generations: Record<string, GenerationRecord>;
   /** Keyed by `${scope}\n${key}`. */
   idempotency: Record<string, IdempotencyRecord>;
@@ -114,7 +129,7 @@ export interface State {
 
 /** The state of a data directory that has never been started. */
 export function emptyState(): State {
-  return { version: SCHEMA_VERSION, installation: null, keys: [], ledger: [], generations: {}, idempotency: {} };
+  return { version: SCHEMA_VERSION, installation: null, keys: [], ledger: [], ledgerBase: null, generations: {}, idempotency: {} };
 }
 
 /**
@@ -124,6 +139,8 @@ export function emptyState(): State {
 export function migrate(raw: unknown): State {
   if (raw === null || typeof raw !== 'object') throw new Error('the state file is not a JSON object');
   const doc = raw as { version?: unknown };
+  // v1 → v2: the ledger may start after archived entries.
+  if (doc.version === 1) Object.assign(doc, { version: 2, ledgerBase: null });
   if (doc.version === SCHEMA_VERSION) return raw as State;
   if (typeof doc.version === 'number' && doc.version > SCHEMA_VERSION) {
     throw new Error(`the state file has schema version ${doc.version}; this fittingroom understands up to ${SCHEMA_VERSION}`);

@@ -12,7 +12,7 @@ import { startAppliance, type Appliance } from '../../server/appliance.ts';
 import { defaultConfig, type Config } from '../../server/config.ts';
 import type { EngineSpec } from '../../server/engines/types.ts';
 import type { ComposeEngineOptions } from './engines/compose-engine.ts';
-import { assertLedgerInvariants, readDurableState } from './invariants.ts';
+import { assertDurableInvariants } from './invariants.ts';
 import { checkAgainstOpenApi } from './openapi-check.ts';
 
 export const COMPOSE_ENGINE = resolve(import.meta.dirname, 'engines/compose-engine.ts');
@@ -68,7 +68,7 @@ export async function startTestAppliance(
   t.after(async () => {
     if (!closed) await appliance.close();
     closed = true;
-    assertLedgerInvariants(await readDurableState(dataDir));
+    await assertDurableInvariants(dataDir);
   });
   return {
     appliance,

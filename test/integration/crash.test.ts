@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { composeEngine, tempDataDir } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
-import { assertLedgerInvariants, readDurableState } from '../helpers/invariants.ts';
+import { assertDurableInvariants, readDurableState } from '../helpers/invariants.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 
 async function call(server: ServerProcess, method: string, path: string, body?: string): Promise<Response> {
@@ -51,7 +51,7 @@ test('SIGKILL during a burst of submits loses no acknowledged generation', async
   await Promise.all(workers);
   t.diagnostic(`${acknowledged.length} submits acknowledged of ${sent} sent before SIGKILL`);
 
-  assertLedgerInvariants(await readDurableState(dataDir));
+  await assertDurableInvariants(dataDir);
   server = await startServerProcess(dataDir, engines);
   for (const genId of acknowledged) {
     const response = await call(server, 'GET', `/api/v1/try-on/${genId}`);
@@ -62,8 +62,8 @@ test('SIGKILL during a burst of submits loses no acknowledged generation', async
   // Submits committed just before the kill whose 202 never arrived exist too; they must finish as well.
   for (const genId of Object.keys((await readDurableState(dataDir)).generations)) await waitTerminal(server, genId);
   await server.kill('SIGTERM');
+  await assertDurableInvariants(dataDir);
   const state = await readDurableState(dataDir);
-  assertLedgerInvariants(state);
   assert.ok(
     Object.values(state.generations).every((g) => g.status === 'complete'),
     'nothing stays pending',
@@ -92,7 +92,7 @@ test('a generation running when the process dies is run again, and fails with it
   assert.equal(status.creditCharged, false);
   assert.equal(status.creditsRemaining, 25);
   await server.kill('SIGTERM');
-  assertLedgerInvariants(await readDurableState(dataDir));
+  await assertDurableInvariants(dataDir);
 });
 
 test('after a crash mid-run the generation completes on restart, counting the lost attempt', async (t) => {
@@ -108,7 +108,7 @@ test('after a crash mid-run the generation completes on restart, counting the lo
   assert.equal(status.attempts, 2);
   assert.equal(status.creditCharged, true);
   await server.kill('SIGTERM');
-  assertLedgerInvariants(await readDurableState(dataDir));
+  await assertDurableInvariants(dataDir);
 });
 
 test('SIGTERM puts a running generation back in the queue without spending an attempt', async (t) => {

@@ -79,14 +79,14 @@ test('trial credits expire on their date with an expire entry, and then submits 
   assert.equal(account.creditsRemaining, 0);
   const refused = await app.call('POST', '/api/v1/try-on', { body: await submission() });
   assert.equal(refused.status, 402);
-  const report = await sweep(app.appliance.store, new Date(now));
+  const report = await sweep(app.appliance.store, new Date(now), app.appliance.archive);
   assert.equal(report.creditsExpired, 2);
   const expire = app.appliance.store.state.ledger.filter((e) => e.type === 'expire');
   assert.deepEqual(
     expire.map((e) => [e.amount, e.lot]),
     [[2, 'trial']],
   );
-  assert.equal((await sweep(app.appliance.store, new Date(now))).creditsExpired, 0, 'expiry is recorded once');
+  assert.equal((await sweep(app.appliance.store, new Date(now), app.appliance.archive)).creditsExpired, 0, 'expiry is recorded once');
 });
 
 test('credit packs are the five packs of the contract', async (t) => {

@@ -17,7 +17,7 @@ test('images expire after 7 days and idempotency replies after 24 h; the records
   assert.equal(Date.parse(done.expiresAt) - Date.parse(app.appliance.store.state.generations[genId]!.createdAt), 7 * 86_400_000);
 
   now += 25 * 3_600_000;
-  assert.equal((await sweep(app.appliance.store, new Date(now))).idempotencyForgotten, 1);
+  assert.equal((await sweep(app.appliance.store, new Date(now), app.appliance.archive)).idempotencyForgotten, 1);
   const again = await app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'once' } });
   assert.equal(again.status, 202);
   assert.equal(again.headers.get('idempotent-replayed'), null, 'a key past its 24 h executes anew');
@@ -25,7 +25,7 @@ test('images expire after 7 days and idempotency replies after 24 h; the records
   await app.call('GET', `/api/v1/try-on/${second}?wait=20`);
 
   now += 6 * 86_400_000;
-  const report = await sweep(app.appliance.store, new Date(now));
+  const report = await sweep(app.appliance.store, new Date(now), app.appliance.archive);
   assert.equal(report.imagesExpired, 1, 'only the first is older than 7 days');
   assert.ok(!existsSync(join(app.dataDir, 'images', genId)));
   assert.ok(existsSync(join(app.dataDir, 'images', second)));

@@ -13,7 +13,8 @@ import { checkImage, decodeImageField, normalizeImage } from '../../images/index
 import { contentType, readImage, removeGenerationImages, storeImage } from '../../images/files.ts';
 import { cancelGeneration, createGeneration, getGeneration, isTerminal, markErased } from '../../jobs/generations.ts';
 import { newId } from '../../store/ids.ts';
-import type { GenerationStatus } from '../../store/schema.ts';
+import type { Archive } from '../../store/archive.ts';
+import type { GenerationRecord, GenerationStatus } from '../../store/schema.ts';
 import type { AppDeps } from '../../app.ts';
 import type { EngineDescription } from '../../engines/types.ts';
 
@@ -26,8 +27,14 @@ export function baseUrlOf(req: Request, publicBaseUrl: string | null): string {
 
 /** Routes under /api/v1/try-on. */
 export function tryOnRoutes(deps: AppDeps): Router {
-  const { store, runner, engines, notifier, clock, config } = deps;
+  const { store, archive, runner, engines, notifier, clock, config } = deps;
   const router = Router();
+
+  /** A generation from the state or, once cold, from the archive; 404 otherwise. */
+  const lookup = (id: string): GenerationRecord => {
+    if (Object.hasOwn(store.state.generations, id)) return store.state.generations[id]!;
+    return archive.generation(id) ?? getGeneration(store.state, id);
+  };
 
   const viewContext = (req: Request): ViewContext => ({
     state: store.state,
@@ -127,10 +134,14 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const cursor = req.query.cursor;
     if (cursor !== undefined && (typeof cursor !== 'string' || !/^gen_[0-9A-Z]{26}$/.test(cursor)))
       throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
-    const records = Object.values(store.state.generations)
-      .filter((record) => (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor))
-      .sort((a, b) => (a.id < b.id ? 1 : -1))
-      .slice(0, limit + 1);
+    const wanted = (record: GenerationRecord) =>
+      (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor);
+    const records = newestFirst(
+      Object.values(store.state.generations).filter(wanted),
+      archive,
+      (record) => !Object.hasOwn(store.state.generations, record.id) && wanted(record),
+      limit + 1,
+    );
     const page = records.slice(0, limit);
     const context = viewContext(req);
     res.json({
@@ -142,15 +153,15 @@ export function tryOnRoutes(deps: AppDeps): Router {
   router.get('/try-on/:genId', async (req, res) => {
     const id = req.params.genId!;
     const waitSeconds = parseWait(req, res, config.waitDefaultSeconds, config.waitMaxSeconds);
-    getGeneration(store.state, id);
+    lookup(id);
     if (waitSeconds > 0) await waitForTerminal(deps, id, waitSeconds, res);
-    const record = getGeneration(store.state, id);
+    const record = lookup(id);
     if (record.status === 'pending') res.setHeader('Retry-After', '1');
     res.json(await generationView(record, viewContext(req), store.dataDir));
   });
 
   router.get('/try-on/:genId/image', async (req, res) => {
-    const record = getGeneration(store.state, req.params.genId!);
+    const record = lookup(req.params.genId!);
     if (record.status !== 'complete')
       throw new ApiError('conflict', `The try-on ${record.id} is ${record.status}; its image exists only when it is complete.`);
     if (!record.result) throw new ApiError('not_found', `The image of ${record.id} was erased.`);
@@ -161,15 +172,20 @@ export function tryOnRoutes(deps: AppDeps): Router {
 
   router.post('/try-on/:genId/cancel', async (req, res) => {
     const id = req.params.genId!;
+    const found = lookup(id);
+    if (isTerminal(found)) throw new ApiError('conflict', `The try-on ${id} is already ${found.status}.`);
     await store.mutate((state) => cancelGeneration(state, id, clock()));
     runner.cancel(id);
     notifier.publish(id);
-    res.json(await generationView(getGeneration(store.state, id), viewContext(req)));
+    res.json(await generationView(lookup(id), viewContext(req)));
   });
 
   router.delete('/try-on/:genId', async (req, res) => {
     const id = req.params.genId!;
-    getGeneration(store.state, id);
+    if (lookup(id).erased && !Object.hasOwn(store.state.generations, id)) {
+      res.status(204).end(); // archived: erased long ago
+      return;
+    }
     const canceled = await store.mutate((state) => {
       const record = getGeneration(state, id);
       const wasPending = !isTerminal(record);
@@ -186,6 +202,26 @@ export function tryOnRoutes(deps: AppDeps): Router {
   });
 
   return router;
+}
+
+/**
+ * Up to `count` records, newest first: the state's (already filtered) merged
+ * with the archive's, which are walked newest first until enough are found.
+ */
+function newestFirst(
+  current: GenerationRecord[],
+  archive: Archive,
+  wantedArchived: (record: GenerationRecord) => boolean,
+  count: number,
+): GenerationRecord[] {
+  const fromState = current.sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, count);
+  const fromArchive: GenerationRecord[] = [];
+  for (const id of archive.ids()) {
+    if (fromArchive.length >= count) break;
+    const record = archive.generation(id)!;
+    if (wantedArchived(record)) fromArchive.push(record);
+  }
+  return [...fromState, ...fromArchive].sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, count);
 }
 
 /** The requested engine, or the best ready one: 422 if it is not installed, 503 if none is ready. */

@@ -1,0 +1,121 @@
+/**
+ * Cold records moved out of the state document so that it stays small: terminal
+ * generations whose images are gone, and the ledger entries before them. They
+ * are appended to JSON-lines files under `<data-dir>/archive/` (append, fsync)
+ * and read back into memory at start-up; nothing in the archive ever changes.
+ *
+ * Moving is two steps, archive first and state second, so a crash between them
+ * leaves records in both places: appends skip what the archive already holds,
+ * and readers prefer the state.
+ */
+import { open, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { mkdirDurably } from './durable-fs.ts';
+import type { GenerationRecord, LedgerEntry } from './schema.ts';
+
+const GENERATIONS = 'generations.jsonl';
+const LEDGER = 'ledger.jsonl';
+
+async function readLines<T>(path: string): Promise<T[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const items: T[] = [];
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
+    if (line === '') continue;
+    try {
+      items.push(JSON.parse(line) as T);
+    } catch (error) {
+      // Only the last line can be torn (a crash mid-append); its records are still in the state.
+      if (i === lines.length - 1) break;
+      throw new Error(`${path} line ${i + 1} is not JSON`, { cause: error });
+    }
+  }
+  return items;
+}
+
+async function appendDurably(path: string, lines: string[]): Promise<void> {
+  const handle = await open(path, 'a', 0o600);
+  try {
+    await handle.writeFile(lines.map((line) => `${line}\n`).join(''));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export class Archive {
+  private readonly dir: string;
+  private readonly generations = new Map<string, GenerationRecord>();
+  /** Archived generation ids, newest first. */
+  private newestFirst: string[] = [];
+  private readonly ledger: LedgerEntry[] = [];
+
+  private constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** Reads the archive of a data directory into memory. */
+  static async open(dataDir: string): Promise<Archive> {
+    const archive = new Archive(join(dataDir, 'archive'));
+    await mkdirDurably(archive.dir);
+    archive.take(
+      await readLines<GenerationRecord>(join(archive.dir, GENERATIONS)),
+      await readLines<LedgerEntry>(join(archive.dir, LEDGER)),
+    );
+    return archive;
+  }
+
+  /** An archived generation. */
+  generation(id: string): GenerationRecord | undefined {
+    return this.generations.get(id);
+  }
+
+  /** Archived generation ids, newest first. */
+  ids(): readonly string[] {
+    return this.newestFirst;
+  }
+
+  /** The archived ledger entries, in order. */
+  ledgerEntries(): readonly LedgerEntry[] {
+    return this.ledger;
+  }
+
+  /** The seq of the last archived ledger entry (0 when none). */
+  lastSeq(): number {
+    return this.ledger[this.ledger.length - 1]?.seq ?? 0;
+  }
+
+  /** Appends records durably, skipping those already archived. */
+  async append(generations: GenerationRecord[], entries: LedgerEntry[]): Promise<void> {
+    const newGenerations = generations.filter((record) => !this.generations.has(record.id));
+    const newEntries = entries.filter((entry) => entry.seq > this.lastSeq());
+    if (newEntries.length > 0)
+      await appendDurably(
+        join(this.dir, LEDGER),
+        newEntries.map((entry) => JSON.stringify(entry)),
+      );
+    if (newGenerations.length > 0)
+      await appendDurably(
+        join(this.dir, GENERATIONS),
+        newGenerations.map((record) => JSON.stringify(record)),
+      );
+    this.take(newGenerations, newEntries);
+  }
+
+  private take(generations: GenerationRecord[], entries: LedgerEntry[]): void {
+    for (const entry of entries) if (entry.seq > this.lastSeq()) this.ledger.push(entry);
+    let added = false;
+    for (const record of generations) {
+      if (this.generations.has(record.id)) continue;
+      this.generations.set(record.id, record);
+      added = true;
+    }
+    if (added) this.newestFirst = [...this.generations.keys()].sort((a, b) => (a < b ? 1 : -1));
+  }
+}
