@@ -19,6 +19,8 @@ import { keyRoutes } from './api/routes/keys.ts';
 import { landingRoutes } from './api/routes/landing.ts';
 import { engineRoutes, healthRoutes } from './api/routes/system.ts';
 import { tryOnRoutes } from './api/routes/try-on.ts';
+import { creditRoutes } from './vouchers/routes.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 
 /** Everything the HTTP layer depends on. */
 export interface AppDeps {
@@ -51,6 +53,8 @@ export function createApp(deps: AppDeps): Express {
   api.use(tryOnRoutes(deps));
   api.use(accountRoutes(deps));
   api.use(engineRoutes(deps));
+  api.use(creditRoutes(deps));
+  api.use(webhookRoutes(deps));
   api.use('/keys', requireScope('admin'));
   api.use(keyRoutes(deps));
 

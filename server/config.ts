@@ -35,6 +35,18 @@ export interface Config {
   sweepIntervalSeconds: number;
   /** Cold records move to the archive in batches of at least this many ledger entries. */
   archiveMinEntries: number;
+  /** Ed25519 public keys (base64 of the DER SubjectPublicKeyInfo) whose vouchers this appliance accepts. */
+  trustedIssuerKeys: string[];
+  /** Webhook delivery: timeout per attempt. */
+  webhookTimeoutMs: number;
+  /** Webhook delivery: delays before each retry, in seconds (each ±20 % jitter). */
+  webhookRetrySeconds: number[];
+  /** How long the old webhook secret keeps signing after a rotation, in hours. */
+  webhookSecretOverlapHours: number;
+  /** CIDR ranges webhooks may go to; empty: loopback, private LAN and public addresses. */
+  webhookAllow: string[];
+  /** CIDR ranges webhooks never go to, on top of the ranges that are always refused. */
+  webhookDeny: string[];
 }
 
 /** The per-user data directory of this platform. */
@@ -69,6 +81,12 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     engineMemoryLimitMb: 8192,
     sweepIntervalSeconds: 600,
     archiveMinEntries: 1000,
+    trustedIssuerKeys: [],
+    webhookTimeoutMs: 10_000,
+    webhookRetrySeconds: [5, 30, 120, 600, 1800, 3600, 10_800, 21_600],
+    webhookSecretOverlapHours: 24,
+    webhookAllow: [],
+    webhookDeny: [],
     ...overrides,
   };
 }
@@ -85,6 +103,9 @@ const FLAGS = {
   'max-queue': 'maxQueueDepth',
   'erase-inputs': 'eraseInputsWhenDone',
   'retention-days': 'imageRetentionDays',
+  'trusted-issuers': 'trustedIssuerKeys',
+  'webhook-allow': 'webhookAllow',
+  'webhook-deny': 'webhookDeny',
 } as const satisfies Record<string, keyof Config>;
 
 type FlagName = keyof typeof FLAGS;
@@ -95,7 +116,12 @@ function isFlag(name: string): name is FlagName {
 
 function setValue(config: Config, key: keyof Config, raw: string, origin: string): void {
   const current = config[key];
-  if (typeof current === 'boolean') {
+  if (Array.isArray(current)) {
+    (config as unknown as Record<string, unknown>)[key] = raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  } else if (typeof current === 'boolean') {
     if (!/^(true|false|1|0)$/.test(raw)) throw new Error(`${origin} must be true or false, got "${raw}"`);
     (config as unknown as Record<string, unknown>)[key] = raw === 'true' || raw === '1';
   } else if (typeof current === 'number') {

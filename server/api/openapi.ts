@@ -4,12 +4,10 @@
  * (test/helpers/openapi-check.ts), so it cannot drift from the code.
  */
 import { PROBLEMS } from './errors.ts';
+import { common, GEN_ID, idParam, json, problem, ref, TIMESTAMP } from './openapi-parts.ts';
+import { creditPaths, creditSchemas } from '../vouchers/openapi.ts';
+import { webhookPaths, webhookSchemas } from '../webhooks/openapi.ts';
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: object) => ({ 'application/json': { schema } });
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } });
-const idParam = (name: string, pattern: string) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern } });
-const GEN_ID = idParam('genId', '^gen_[0-9A-Z]{26}$');
 const KEY_ID = idParam('id', '^key_[0-9A-Z]{26}$');
 const IMAGE = {
   type: 'string',
@@ -17,7 +15,6 @@ const IMAGE = {
     'base64, or a data:image/...;base64, URL; JPEG, PNG or WebP (by content); ≤ 15 MB decoded, ≤ 40 megapixels, shortest side ≥ 256 px.',
 };
 const SIZE = { type: 'string', description: 'XXS XS S M L XL XXL(2XL) 3XL 4XL (any case), even EU 30–64, or waist W24–W44.' };
-const TIMESTAMP = { type: 'string', format: 'date-time' };
 
 const KEY_FIELDS = {
   id: { type: 'string' },
@@ -27,12 +24,6 @@ const KEY_FIELDS = {
   createdAt: TIMESTAMP,
   revokedAt: TIMESTAMP,
   expiresAt: TIMESTAMP,
-};
-
-const common = {
-  '401': problem('Missing, unknown, revoked or expired API key.'),
-  '429': problem('Rate limited; see Retry-After.'),
-  '500': problem('Internal error.'),
 };
 
 const schemas = {
@@ -205,6 +196,8 @@ export function openApiDocument(version: string): object {
     servers: [{ url: 'http://127.0.0.1:8787' }],
     security: [{ bearer: [] }],
     paths: {
+      ...creditPaths,
+      ...webhookPaths,
       '/api/v1/try-on': {
         post: {
           operationId: 'submitTryOn',
@@ -391,7 +384,7 @@ export function openApiDocument(version: string): object {
     },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'fr_live_ API key' } },
-      schemas,
+      schemas: { ...schemas, ...creditSchemas, ...webhookSchemas },
     },
   };
 }

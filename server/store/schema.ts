@@ -4,7 +4,7 @@
  */
 import type { GarmentCategory, GenerationErrorCode, ImageFormat } from '../engines/types.ts';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export type KeyScope = 'admin' | 'standard';
 
@@ -115,6 +115,49 @@ export interface LedgerBase {
   trialExpiresAt: string | null;
 }
 
+/** A webhook signing secret (`whsec_` + base64); during a rotation the old one has `expiresAt`. */
+export interface WebhookSecret {
+  secret: string;
+  createdAt: string;
+  expiresAt?: string;
+}
+
+export type WebhookEventType = 'try_on.completed' | 'try_on.failed' | 'try_on.canceled';
+
+/** One delivery attempt of a webhook event. */
+export interface WebhookAttempt {
+  at: string;
+  /** The receiver's HTTP status, when it answered. */
+  status?: number;
+  /** Why the attempt failed without a status (timeout, refused address, …). */
+  error?: string;
+  durationMs: number;
+}
+
+/** A webhook event in the outbox, written in the same mutation that makes its generation terminal. */
+export interface WebhookEvent {
+  /** `evt_…`, the `webhook-id` on every attempt. */
+  id: string;
+  genId: string;
+  type: WebhookEventType;
+  url: string;
+  /** The exact body sent on every attempt. */
+  body: string;
+  createdAt: string;
+  state: 'pending' | 'delivered' | 'failed' | 'gone';
+  attempts: WebhookAttempt[];
+  /** When the next attempt is due; null once the event is settled. */
+  nextAttemptAt: string | null;
+}
+
+/** A voucher that was redeemed (each id redeems once). */
+export interface RedeemedVoucher {
+  id: string;
+  credits: number;
+  redeemedAt: string;
+  keyId: string;
+}
+
 export interface State {
   version: number;
   installation: { id: string; createdAt: string } | null;
@@ -125,11 +168,27 @@ export interface State {
   generations: Record<string, GenerationRecord>;
   /** Keyed by `${scope}\n${key}`. */
   idempotency: Record<string, IdempotencyRecord>;
+  webhookSecrets: WebhookSecret[];
+  /** The webhook outbox, keyed by event id. */
+  webhookEvents: Record<string, WebhookEvent>;
+  /** Redeemed vouchers, keyed by voucher id. */
+  vouchers: Record<string, RedeemedVoucher>;
 }
 
 /** The state of a data directory that has never been started. */
 export function emptyState(): State {
-  return { version: SCHEMA_VERSION, installation: null, keys: [], ledger: [], ledgerBase: null, generations: {}, idempotency: {} };
+  return {
+    version: SCHEMA_VERSION,
+    installation: null,
+    keys: [],
+    ledger: [],
+    ledgerBase: null,
+    generations: {},
+    idempotency: {},
+    webhookSecrets: [],
+    webhookEvents: {},
+    vouchers: {},
+  };
 }
 
 /**
@@ -141,6 +200,8 @@ export function migrate(raw: unknown): State {
   const doc = raw as { version?: unknown };
   // v1 → v2: the ledger may start after archived entries.
   if (doc.version === 1) Object.assign(doc, { version: 2, ledgerBase: null });
+  // v2 → v3: webhooks and vouchers.
+  if (doc.version === 2) Object.assign(doc, { version: 3, webhookSecrets: [], webhookEvents: {}, vouchers: {} });
   if (doc.version === SCHEMA_VERSION) return raw as State;
   if (typeof doc.version === 'number' && doc.version > SCHEMA_VERSION) {
     throw new Error(`the state file has schema version ${doc.version}; this fittingroom understands up to ${SCHEMA_VERSION}`);
