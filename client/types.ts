@@ -1,0 +1,24 @@
+/**
+ * The shapes of the v1 API as a client sees them. The server's own view types
+ * are the source (server/api/views.ts and friends); these re-export them so
+ * that client and server cannot disagree.
+ */
+export type { GenerationView as TryOn } from '../server/api/views.ts';
+export type { AccountSummary as Account } from '../server/credits/ledger.ts';
+export type { EngineDescription as Engine } from '../server/engines/types.ts';
+export type { ProblemBody as Problem } from '../server/api/errors.ts';
+
+/** The body of a webhook (contract 2.9). */
+export interface WebhookPayload {
+  id: string;
+  type: 'try_on.completed' | 'try_on.failed' | 'try_on.canceled';
+  createdAt: string;
+  data: {
+    genId: string;
+    status: 'complete' | 'failed' | 'canceled';
+    statusUrl: string;
+    imageUrl?: string;
+    creditsRemaining: number;
+    error?: { code: string; message: string };
+  };
+}
