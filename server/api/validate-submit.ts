@@ -46,6 +46,23 @@ export function normalizeSize(value: unknown): string | null {
   return null;
 }
 
+/** The body of POST /api/v1/try-on as a client writes it (contract 2.1). */
+export interface TryOnRequest {
+  /** base64 or a data:image/...;base64, URL */
+  selfie: string;
+  items: string[];
+  size: string;
+  personSize?: string;
+  fit?: Fit;
+  occasion?: 'casual' | 'business' | 'formal' | 'party' | 'sport' | 'outdoor';
+  styling?: Array<'tucked' | 'untucked' | 'open' | 'closed' | 'sleeves-rolled'>;
+  categories?: GarmentCategory[];
+  engine?: string;
+  seed?: number;
+  outputFormat?: ImageFormat;
+  webhookUrl?: string;
+}
+
 /** A submission whose fields are valid; images are still undecoded strings. */
 export interface CheckedSubmission {
   selfie: string;
