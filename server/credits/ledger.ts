@@ -177,3 +177,9 @@ export function captureCredit(state: State, genId: string, now: Date): void {
 export function releaseCredit(state: State, genId: string, now: Date): void {
   resolveReservation(state, genId, now, 'release');
 }
+
+/** Adds redeemed credits to the paid lot (one `redeem` entry); the caller records the voucher in the same mutation. */
+export function redeemCredits(state: State, now: Date, credits: number, note: string): LedgerEntry {
+  if (!Number.isInteger(credits) || credits < 1) throw new Error(`cannot redeem ${credits} credits`);
+  return append(state, now, { type: 'redeem', amount: credits, lot: 'paid', note });
+}
