@@ -4,17 +4,23 @@
  * (use the HTTP API then).
  */
 import { parseArgs } from 'node:util';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { defaultDataDir } from './config.ts';
 import { ApiError } from './api/errors.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey } from './keys/api-keys.ts';
 import { DataDirLockedError, Store } from './store/db.ts';
+import { parseCredits, parseExpiry, readIssuerKey, writeIssuerKey } from './vouchers/issuer.ts';
+import { generateIssuerKey, mintVoucher, type MintOptions } from './vouchers/voucher.ts';
 
 const USAGE = `usage:
   fittingroom serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR]
   fittingroom keys create --name NAME [--scope standard|admin] [--data-dir DIR]
   fittingroom keys list [--data-dir DIR] [--json]
-  fittingroom keys revoke KEY_ID [--data-dir DIR]`;
+  fittingroom keys revoke KEY_ID [--data-dir DIR]
+  fittingroom vouchers keygen [--out issuer.key]
+  fittingroom vouchers mint --credits N --key issuer.key [--install-id ID] [--expires 2027-01-31] [--id ID]
+  fittingroom vouchers install-id [--data-dir DIR]`;
 
 async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await Store.open(dataDir);
@@ -65,7 +71,64 @@ async function keys(command: string | undefined, args: string[]): Promise<void> 
   }
 }
 
+/** `vouchers …`: issuer keys and vouchers (no data directory needed but for install-id). */
+async function vouchers(command: string | undefined, args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      out: { type: 'string' },
+      key: { type: 'string' },
+      credits: { type: 'string' },
+      'install-id': { type: 'string' },
+      expires: { type: 'string' },
+      id: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+  });
+  switch (command) {
+    case 'keygen': {
+      const path = resolve(values.out ?? 'issuer.key');
+      const issuer = generateIssuerKey();
+      await writeIssuerKey(path, issuer.privateKeyPem);
+      console.error(`Wrote the issuer's private key to ${path} (mode 0600): keep it secret, it mints credits.`);
+      console.error(
+        `Key id ${issuer.keyId}. Appliances that accept its vouchers run with --trusted-issuers (or FITTINGROOM_TRUSTED_ISSUERS) set to:`,
+      );
+      console.log(issuer.publicKey);
+      return;
+    }
+    case 'mint': {
+      if (values.credits === undefined || values.key === undefined) throw new UsageError('vouchers mint needs --credits and --key');
+      const now = new Date();
+      const options: MintOptions = { credits: parseCredits(values.credits), issuedAt: now };
+      if (values.expires !== undefined) options.expiresAt = parseExpiry(values.expires, now);
+      if (values['install-id'] !== undefined) options.installId = values['install-id'];
+      if (values.id !== undefined) options.id = values.id;
+      const voucher = mintVoucher(await readIssuerKey(resolve(values.key)), options);
+      const bound = options.installId ? `installation ${options.installId}` : 'any installation';
+      const until = options.expiresAt ? `until ${options.expiresAt.toISOString()}` : 'without expiry';
+      console.error(`A voucher for ${options.credits} credits, for ${bound}, valid ${until}:`);
+      console.log(voucher);
+      return;
+    }
+    case 'install-id': {
+      const dataDir = resolve(values['data-dir'] ?? process.env.FITTINGROOM_DATA_DIR ?? defaultDataDir());
+      if (!existsSync(join(dataDir, 'state.json'))) throw new Error(`${dataDir} holds no appliance yet: start it once`);
+      // Read only, so it works while the appliance runs.
+      const store = await Store.open(dataDir, { lock: false });
+      const installation = store.state.installation;
+      await store.close();
+      if (!installation) throw new Error(`${dataDir} holds no installation yet: start the appliance once`);
+      console.log(installation.id);
+      return;
+    }
+    default:
+      throw new UsageError(`unknown vouchers command "${command ?? ''}"`);
+  }
+}
+
 class UsageError extends Error {}
+class CommandError extends Error {}
 
 async function main(argv: string[]): Promise<void> {
   const [group, command, ...rest] = argv;
@@ -75,6 +138,14 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (group === 'keys') return keys(command, rest);
+  if (group === 'vouchers') {
+    return vouchers(command, rest).catch((error: unknown) => {
+      // Everything a vouchers command refuses (a bad option, a key file that exists) is told in one line.
+      throw error instanceof Error && !(error instanceof UsageError) && !(error instanceof TypeError)
+        ? new CommandError(error.message)
+        : error;
+    });
+  }
   if (group === undefined || group === 'help' || group === '--help') {
     console.log(USAGE);
     return;
@@ -84,7 +155,8 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) console.error(`fittingroom: ${error.message}\n${USAGE}`);
-  else if (error instanceof ApiError || error instanceof DataDirLockedError) console.error(`fittingroom: ${error.message}`);
+  else if (error instanceof ApiError || error instanceof DataDirLockedError || error instanceof CommandError)
+    console.error(`fittingroom: ${error.message}`);
   else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
     console.error(`fittingroom: ${error.message}\n${USAGE}`);
   else console.error('fittingroom:', error);

@@ -1,8 +1,55 @@
 /** Credit calls of contract 2.8 beyond the account: redeem, usage, ledger. */
 import { Router } from 'express';
+import { ApiError, validationError } from '../api/errors.ts';
+import { requireScope } from '../api/middleware/api-key.ts';
+import { allGenerations, allLedgerEntries, ledgerPage } from '../credits/history.ts';
+import { parseUsageQuery, usageReport } from '../credits/usage.ts';
 import type { AppDeps } from '../app.ts';
+import { redeemVoucher } from './redeem.ts';
+import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from './voucher.ts';
 
-/** Routes under /api/v1 for vouchers, usage and the ledger. */
-export function creditRoutes(_deps: AppDeps): Router {
-  return Router();
+const LEDGER_LIMIT = { default: 100, max: 500 };
+
+/** Routes under /api/v1 for vouchers, usage and the ledger. Throws at start-up on a bad trusted issuer key. */
+export function creditRoutes({ store, archive, clock, config }: AppDeps): Router {
+  const issuers = trustedIssuers(config.trustedIssuerKeys);
+  const router = Router();
+
+  router.post('/credits/redeem', requireScope('admin'), async (req, res) => {
+    const text = (req.body as { voucher?: unknown } | undefined)?.voucher;
+    if (typeof text !== 'string' || text === '') throw validationError([{ field: 'voucher', message: 'is required (a voucher text)' }]);
+    const installation = store.state.installation;
+    if (!installation) throw new ApiError('internal', 'The installation has no id.');
+    let voucher: VoucherPayload;
+    try {
+      voucher = verifyVoucher(text, { issuers, now: clock(), installId: installation.id });
+    } catch (error) {
+      if (error instanceof VoucherError) throw validationError([{ field: 'voucher', message: error.message }]);
+      throw error;
+    }
+    const keyId = req.auth!.key.id;
+    res.json(await store.mutate((state) => redeemVoucher(state, voucher, keyId, clock())));
+  });
+
+  router.get('/usage', (req, res) => {
+    const query = parseUsageQuery(req.query as Record<string, unknown>, clock());
+    const state = store.state;
+    res.json(usageReport(query, allGenerations(state, archive), allLedgerEntries(state, archive)));
+  });
+
+  router.get('/ledger', requireScope('admin'), (req, res) => {
+    const query = req.query as Record<string, unknown>;
+    const limit = query.limit === undefined ? LEDGER_LIMIT.default : Number(query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > LEDGER_LIMIT.max) {
+      throw new ApiError('invalid_request', `limit must be an integer from 1 to ${LEDGER_LIMIT.max}.`);
+    }
+    const cursor = query.cursor;
+    if (cursor !== undefined && (typeof cursor !== 'string' || !/^[1-9][0-9]{0,14}$/.test(cursor))) {
+      throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
+    }
+    const page = ledgerPage(store.state, archive, cursor === undefined ? null : Number(cursor), limit);
+    res.json({ data: page.entries, nextCursor: page.nextBefore === null ? null : String(page.nextBefore) });
+  });
+
+  return router;
 }
