@@ -7,6 +7,7 @@ import { ApiError } from '../api/errors.ts';
 import { captureCredit, releaseCredit, reserveCredit } from '../credits/ledger.ts';
 import type { GenerationErrorCode } from '../engines/types.ts';
 import type { GenerationParams, GenerationRecord, State, StoredImage } from '../store/schema.ts';
+import { addTerminalEvent } from '../webhooks/outbox.ts';
 
 export interface NewGeneration {
   id: string;
@@ -15,6 +16,8 @@ export interface NewGeneration {
   params: GenerationParams;
   inputs: { selfie: StoredImage; items: StoredImage[] };
   retentionDays: number;
+  /** The absolute status URL, kept for the webhook body when there is a webhookUrl. */
+  statusUrl?: string;
 }
 
 /** Creates a pending generation and reserves its credit (402 if none is available). */
@@ -36,6 +39,7 @@ export function createGeneration(state: State, input: NewGeneration, now: Date):
     expiresAt: new Date(now.getTime() + input.retentionDays * 86_400_000).toISOString(),
     erased: false,
   };
+  if (input.statusUrl && input.params.webhookUrl) record.statusUrl = input.statusUrl;
   state.generations[input.id] = record;
   return record;
 }
@@ -75,6 +79,7 @@ export function completeGeneration(state: State, id: string, result: StoredImage
   record.result = result;
   record.credit = 'captured';
   record.completedAt = now.toISOString();
+  addTerminalEvent(state, record, now);
   return true;
 }
 
@@ -87,6 +92,7 @@ export function failGeneration(state: State, id: string, error: { code: Generati
   record.error = error;
   record.credit = 'released';
   record.completedAt = now.toISOString();
+  addTerminalEvent(state, record, now);
   return true;
 }
 
@@ -98,6 +104,7 @@ export function cancelGeneration(state: State, id: string, now: Date): Generatio
   record.status = 'canceled';
   record.credit = 'released';
   record.completedAt = now.toISOString();
+  addTerminalEvent(state, record, now);
   return record;
 }
 

@@ -88,6 +88,10 @@ export interface GenerationRecord {
   expiresAt: string;
   error?: { code: GenerationErrorCode; message: string };
   erased: boolean;
+  /** With a webhook: the absolute status URL given at submit, for the webhook body. */
+  statusUrl?: string;
+  /** The webhook event written when the generation became terminal. */
+  webhookEventId?: string;
 }
 
 /** A remembered reply to a request that carried an Idempotency-Key. */
@@ -148,6 +152,8 @@ export interface WebhookEvent {
   attempts: WebhookAttempt[];
   /** When the next attempt is due; null once the event is settled. */
   nextAttemptAt: string | null;
+  /** The index in `attempts` where the current retry schedule began (a redelivery starts a new one). */
+  scheduleFrom?: number;
 }
 
 /** A voucher that was redeemed (each id redeems once). */

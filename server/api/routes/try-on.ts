@@ -96,6 +96,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
             params: submission.params,
             inputs: { selfie: selfie!, items },
             retentionDays: config.imageRetentionDays,
+            statusUrl: location,
           },
           now,
         );
