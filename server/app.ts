@@ -9,6 +9,7 @@ import type { EngineCatalog, JobRunner } from './jobs/runner.ts';
 import type { TerminalNotifier } from './jobs/notifier.ts';
 import type { Store } from './store/db.ts';
 import type { Archive } from './store/archive.ts';
+import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { apiKey, requireScope } from './api/middleware/api-key.ts';
 import { jsonBody } from './api/middleware/json-body.ts';
 import { notFound, problemHandler } from './api/middleware/problems.ts';
@@ -31,6 +32,7 @@ export interface AppDeps {
   runner: JobRunner;
   notifier: TerminalNotifier;
   idempotency: IdempotencyGuard;
+  webhooks: WebhookDispatcher;
   clock: () => Date;
   version: string;
   log: (message: string, error?: unknown) => void;

@@ -22,6 +22,8 @@ import { Archive } from './store/archive.ts';
 import { writeFileDurably } from './store/durable-fs.ts';
 import { newId } from './store/ids.ts';
 import { VERSION } from './version.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import type { LookupFn } from './webhooks/send.ts';
 
 /** How long a stopping appliance lets requests in flight finish. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -31,6 +33,8 @@ export interface ApplianceOptions {
   engines: EngineSpec[];
   clock?: () => Date;
   log?: (message: string, error?: unknown) => void;
+  /** Resolves webhook hosts (default: the system resolver); tests inject their own. */
+  webhookLookup?: LookupFn;
 }
 
 /** A started appliance. */
@@ -41,6 +45,7 @@ export interface Appliance {
   archive: Archive;
   runner: JobRunner;
   engines: EngineRegistry;
+  webhooks: WebhookDispatcher;
   /** The first admin key, only on the very first start of a data directory. */
   firstAdminKey: string | null;
   /** Stops cleanly (idempotent): waiting requests answer, running try-ons go back to the queue. */
@@ -74,6 +79,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
   const store = await Store.open(config.dataDir);
   let engines: EngineRegistry | undefined;
   let server: Server | undefined;
+  let webhooks: WebhookDispatcher | undefined;
   try {
     const firstAdminKey = await bootstrap(store, config, clock());
     const archive = await Archive.open(config.dataDir);
@@ -92,8 +98,23 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       eraseInputsWhenDone: config.eraseInputsWhenDone,
       log,
     });
+    webhooks = new WebhookDispatcher({
+      store,
+      clock,
+      timeoutMs: config.webhookTimeoutMs,
+      retrySeconds: config.webhookRetrySeconds,
+      allow: config.webhookAllow,
+      deny: config.webhookDeny,
+      version: VERSION,
+      keepSettledMs: config.imageRetentionDays * 86_400_000,
+      ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),
+      log,
+    });
+    const dispatcher = webhooks;
+    notifier.watch(() => dispatcher.wake());
     await sweep(store, clock(), archive, config.archiveMinEntries);
     await runner.recover();
+    await webhooks.start();
     const app = createApp({
       config,
       store,
@@ -102,6 +123,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       runner,
       notifier,
       idempotency: new IdempotencyGuard(),
+      webhooks,
       clock,
       version: VERSION,
       log,
@@ -136,6 +158,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       await closed;
       clearTimeout(grace);
       clearInterval(idle);
+      await dispatcher.stop();
       await runner.stop();
       await registry.stop();
       await store.close();
@@ -147,6 +170,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       archive,
       runner,
       engines: registry,
+      webhooks: dispatcher,
       firstAdminKey,
       close() {
         closing ??= shutdown();
@@ -155,6 +179,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     };
   } catch (error) {
     server?.close();
+    await webhooks?.stop();
     await engines?.stop();
     await store.close();
     throw error;

@@ -7,6 +7,13 @@ export type Listener = () => void;
 
 export class TerminalNotifier {
   private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly watchers = new Set<(id: string) => void>();
+
+  /** Calls `watcher` whenever any generation becomes terminal; returns the unsubscribe function. */
+  watch(watcher: (id: string) => void): () => void {
+    this.watchers.add(watcher);
+    return () => this.watchers.delete(watcher);
+  }
 
   /** Calls `listener` when generation `id` becomes terminal; returns the unsubscribe function. */
   subscribe(id: string, listener: Listener): () => void {
@@ -26,6 +33,7 @@ export class TerminalNotifier {
 
   /** Announces that generation `id` is terminal (after the change is durable). */
   publish(id: string): void {
+    for (const watcher of this.watchers) watcher(id);
     const set = this.listeners.get(id);
     if (!set) return;
     this.listeners.delete(id);

@@ -11,6 +11,7 @@ import type { TestContext } from 'node:test';
 import { startAppliance, type Appliance } from '../../server/appliance.ts';
 import { defaultConfig, type Config } from '../../server/config.ts';
 import type { EngineSpec } from '../../server/engines/types.ts';
+import type { LookupFn } from '../../server/webhooks/send.ts';
 import type { ComposeEngineOptions } from './engines/compose-engine.ts';
 import { assertDurableInvariants } from './invariants.ts';
 import { checkAgainstOpenApi } from './openapi-check.ts';
@@ -52,7 +53,7 @@ export async function tempDataDir(): Promise<string> {
 /** Starts an appliance for one test; closes it and checks the ledger afterwards. */
 export async function startTestAppliance(
   t: TestContext,
-  options: { engines?: EngineSpec[]; config?: Partial<Config>; dataDir?: string; clock?: () => Date } = {},
+  options: { engines?: EngineSpec[]; config?: Partial<Config>; dataDir?: string; clock?: () => Date; webhookLookup?: LookupFn } = {},
 ): Promise<TestAppliance> {
   const dataDir = options.dataDir ?? (await tempDataDir());
   const config = defaultConfig({ port: 0, dataDir, submitsPerMinute: 100_000, ...options.config });
@@ -62,6 +63,7 @@ export async function startTestAppliance(
     log: () => undefined,
   };
   if (options.clock) startOptions.clock = options.clock;
+  if (options.webhookLookup) startOptions.webhookLookup = options.webhookLookup;
   const appliance = await startAppliance(startOptions);
   const adminKey = appliance.firstAdminKey ?? '';
   let closed = false;

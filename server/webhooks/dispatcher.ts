@@ -1,0 +1,171 @@
+/**
+ * Delivers the webhook outbox: picks due events (`pending`, `nextAttemptAt`
+ * passed), at most `concurrency` at once, POSTs each event's stored body with
+ * fresh Standard Webhooks headers, and records every attempt durably. State
+ * lives in the store, so deliveries survive restarts: on start every pending
+ * event is picked up, and an attempt cut short by a stop or a crash is simply
+ * made again with the same `webhook-id`.
+ */
+import { randomInt } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { AddressPolicy } from './address-policy.ts';
+import { pruneSettledEvents, recordAttempt } from './outbox.ts';
+import { ensureSecret, signingSecrets } from './secrets.ts';
+import { sendWebhook, systemLookup, type LookupFn, type SendOutcome } from './send.ts';
+import type { Store } from '../store/db.ts';
+import type { WebhookAttempt, WebhookEvent } from '../store/schema.ts';
+
+export interface DispatcherOptions {
+  store: Store;
+  clock: () => Date;
+  /** Per attempt: resolve, connect, send, response headers. */
+  timeoutMs: number;
+  /** Delays before each retry, seconds (±20 % jitter). */
+  retrySeconds: readonly number[];
+  /** CIDR ranges (see address-policy.ts). */
+  allow: readonly string[];
+  deny: readonly string[];
+  version: string;
+  /** Settled events are removed this long after they were created. */
+  keepSettledMs: number;
+  lookup?: LookupFn;
+  /** Attempts in flight at once (default 8). */
+  concurrency?: number;
+  /** A number in [0, 1) for jitter (default: crypto). */
+  random?: () => number;
+  log: (message: string, error?: unknown) => void;
+}
+
+/** Longest sleep between scans when nothing is due sooner (events written by others wake it via wake()). */
+const IDLE_SCAN_MS = 2_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+/** The webhook delivery loop; start() after the store is open, stop() before it closes. */
+export class WebhookDispatcher {
+  private readonly options: DispatcherOptions;
+  private readonly policy: AddressPolicy;
+  private readonly lookup: LookupFn;
+  private readonly random: () => number;
+  private readonly inFlight = new Map<string, AbortController>();
+  private readonly settled = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private lastPrune = 0;
+
+  /** Throws if an allow or deny range does not parse. */
+  constructor(options: DispatcherOptions) {
+    this.options = options;
+    this.policy = new AddressPolicy({ allow: options.allow, deny: options.deny });
+    this.lookup = options.lookup ?? systemLookup;
+    this.random = options.random ?? (() => randomInt(1_000_000) / 1_000_000);
+  }
+
+  /** Makes sure a signing secret exists, then starts delivering (pending events first). */
+  async start(): Promise<void> {
+    const { store, clock } = this.options;
+    if (!store.state.webhookSecrets.some((secret) => secret.expiresAt === undefined))
+      await store.mutate((state) => ensureSecret(state, clock()));
+    this.running = true;
+    this.wake();
+  }
+
+  /** Looks for due events now (after a terminal transition or a redelivery). */
+  wake(): void {
+    if (!this.running) return;
+    this.pump();
+  }
+
+  /** Stops: no new attempts; attempts in flight are abandoned unrecorded (they are made again on the next start). */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const controller of this.inFlight.values()) controller.abort();
+    await Promise.allSettled([...this.settled]);
+  }
+
+  /** Attempts in flight now. */
+  busy(): number {
+    return this.inFlight.size;
+  }
+
+  private pump(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.running) return;
+    const { store, clock, concurrency = 8 } = this.options;
+    const now = clock().getTime();
+    this.prune(now);
+    const due: WebhookEvent[] = [];
+    let next = now + IDLE_SCAN_MS;
+    for (const event of Object.values(store.state.webhookEvents)) {
+      if (event.state !== 'pending' || event.nextAttemptAt === null || this.inFlight.has(event.id)) continue;
+      const at = Date.parse(event.nextAttemptAt);
+      if (at <= now) due.push(event);
+      else next = Math.min(next, at);
+    }
+    due.sort((a, b) => (a.nextAttemptAt! < b.nextAttemptAt! ? -1 : a.nextAttemptAt! > b.nextAttemptAt! ? 1 : 0));
+    for (const event of due) {
+      // A full house is woken by the next attempt that ends.
+      if (this.inFlight.size >= concurrency) break;
+      this.begin(event);
+    }
+    this.timer = setTimeout(() => this.pump(), Math.max(0, next - now));
+    this.timer.unref();
+  }
+
+  private begin(event: WebhookEvent): void {
+    const controller = new AbortController();
+    this.inFlight.set(event.id, controller);
+    const done = this.attempt(event.id, event.url, event.body, controller)
+      .catch((error) => this.options.log(`webhook ${event.id}: recording an attempt failed`, error))
+      .finally(() => {
+        this.inFlight.delete(event.id);
+        this.settled.delete(done);
+        this.wake();
+      });
+    this.settled.add(done);
+  }
+
+  private async attempt(id: string, url: string, body: string, controller: AbortController): Promise<void> {
+    const { store, clock, timeoutMs, retrySeconds, version } = this.options;
+    const at = clock();
+    const signature = signingSecrets(store.state, at)
+      .map((secret) => new Webhook(secret).sign(id, at, body))
+      .join(' ');
+    const started = performance.now();
+    const outcome: SendOutcome = await sendWebhook({
+      url,
+      body,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': `fittingroom-webhooks/${version}`,
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signature,
+      },
+      timeoutMs,
+      policy: this.policy,
+      lookup: this.lookup,
+      signal: controller.signal,
+    });
+    if ('error' in outcome && outcome.error === 'aborted') return;
+    const record: WebhookAttempt = { at: at.toISOString(), durationMs: Math.round(performance.now() - started) };
+    if ('status' in outcome) record.status = outcome.status;
+    else record.error = outcome.error;
+    await store.mutate((state) => recordAttempt(state, id, record, clock(), retrySeconds, this.random));
+  }
+
+  private prune(now: number): void {
+    if (now - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = now;
+    const before = new Date(now - this.options.keepSettledMs);
+    const stale = Object.values(this.options.store.state.webhookEvents).some(
+      (event) => event.state !== 'pending' && Date.parse(event.createdAt) < before.getTime(),
+    );
+    if (!stale) return;
+    this.options.store
+      .mutate((state) => pruneSettledEvents(state, before))
+      .catch((error) => this.options.log('pruning webhook events failed', error));
+  }
+}
