@@ -5,6 +5,7 @@ import { submission } from '../helpers/inputs.ts';
 import { generateIssuerKey, mintVoucher } from '../../server/vouchers/voucher.ts';
 import type { LedgerEntry } from '../../server/store/schema.ts';
 import type { UsageReport } from '../../server/credits/usage.ts';
+import { sweep } from '../../server/jobs/retention.ts';
 
 const issuer = generateIssuerKey();
 
@@ -120,4 +121,29 @@ test('usage of a period with no activity is all zeros, and bad queries are 400',
     assert.equal(response.status, 400, query);
     assert.equal(((await response.json()) as { code: string }).code, 'invalid_request');
   }
+});
+
+test('usage and the ledger span the archive: the same numbers before and after cold records move', async (t) => {
+  const app = await startTestAppliance(t, {
+    engines: [composeEngine(), composeEngine({ id: 'slow', device: 'other', delayMs: 60_000 })],
+    config: { archiveMinEntries: 1, trustedIssuerKeys: [issuer.publicKey] },
+  });
+  const redeemed = await app.call('POST', '/api/v1/credits/redeem', {
+    body: { voucher: mintVoucher(issuer.privateKeyPem, { credits: 100 }) },
+  });
+  assert.equal(redeemed.status, 200);
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
+    await app.call('GET', `/api/v1/try-on/${genId}?wait=20`);
+    ids.push(genId);
+  }
+  assert.equal((await app.call('POST', '/api/v1/try-on', { body: await submission({ engine: 'slow' }) })).status, 202);
+  for (const id of ids.slice(0, 2)) assert.equal((await app.call('DELETE', `/api/v1/try-on/${id}`)).status, 204);
+  const before = { usage: await usage(app), ledger: await wholeLedger(app) };
+  assert.equal((await sweep(app.appliance.store, new Date(), app.appliance.archive, 1)).archived, 2);
+  assert.ok(app.appliance.store.state.ledgerBase!.throughSeq >= 6, 'trial, redeem and two try-ons are archived');
+  assert.deepEqual(await usage(app), before.usage);
+  assert.deepEqual(await wholeLedger(app), before.ledger);
+  assert.deepEqual(before.usage.totals, { submitted: 4, completed: 3, failed: 0, canceled: 0, creditsUsed: 3 });
 });
