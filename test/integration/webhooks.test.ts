@@ -4,7 +4,7 @@
  * policy at connect time, 410, redirects, secret rotation and redelivery.
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -248,6 +248,25 @@ test('an attempt cut off by a stop is made again after the restart, with the sam
     [204],
     'the attempt in flight at the stop was not recorded',
   );
+});
+
+test('a try-on given up at recovery sends try_on.failed', async (t) => {
+  const receiver = await startReceiver(t);
+  const first = await startTestAppliance(t, { config: TINY_SCHEDULE, engines: [composeEngine({ delayMs: 30_000 })] });
+  const genId = await submit(first, { webhookUrl: receiver.url });
+  await first.appliance.close();
+  // As if the appliance had died during this try-on's last allowed attempt.
+  const path = join(first.dataDir, 'state.json');
+  const state = JSON.parse(await readFile(path, 'utf8')) as State;
+  Object.assign(state.generations[genId]!, { stage: 'running', attempts: 3 });
+  await writeFile(path, JSON.stringify(state));
+
+  const second = await startTestAppliance(t, { dataDir: first.dataDir, config: TINY_SCHEDULE });
+  const [hit] = await receiver.waitForHits(1);
+  const payload = verified(hit!, await secretOf(second, first.adminKey));
+  assert.equal(payload.type, 'try_on.failed');
+  assert.equal(payload.data.genId, genId);
+  assert.equal(payload.data.error?.code, 'engine_failed');
 });
 
 test('the terminal state and its outbox event are in the same durable write', async (t) => {
