@@ -6,10 +6,10 @@
  *   const done = await fr.waitFor(genId);
  */
 import type { TryOnRequest } from '../server/api/validate-submit.ts';
-import type { Account, Engine, Problem, TryOn } from './types.ts';
+import type { Account, Engine, Granularity, LedgerPage, Problem, Redemption, TryOn, Usage } from './types.ts';
 
 export { verifyWebhook, WebhookSignatureError } from './verify-webhook.ts';
-export type { Account, Engine, Problem, TryOn, WebhookPayload } from './types.ts';
+export type { Account, Engine, Granularity, LedgerPage, Problem, Redemption, TryOn, Usage, WebhookPayload } from './types.ts';
 export type { TryOnRequest };
 
 /** An image as bytes, or already as base64 / a data URL. */
@@ -147,8 +147,27 @@ export class FittingroomClient {
   }
 
   /** Redeems a credit voucher (admin key). */
-  redeem(voucher: string): Promise<{ creditsAdded: number; creditsRemaining: number }> {
-    return this.json('POST', '/api/v1/credits/redeem', { body: { voucher } });
+  redeem(voucher: string): Promise<Redemption> {
+    return this.json<Redemption>('POST', '/api/v1/credits/redeem', { body: { voucher } });
+  }
+
+  /** Try-ons and credits per day or hour (default: the last 30 days). */
+  usage(query: { from?: Date | string; to?: Date | string; granularity?: Granularity } = {}): Promise<Usage> {
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query)) {
+      if (value !== undefined) params.set(name, value instanceof Date ? value.toISOString() : value);
+    }
+    const search = params.size > 0 ? `?${params}` : '';
+    return this.json<Usage>('GET', `/api/v1/usage${search}`);
+  }
+
+  /** One page of the credit ledger, newest first (admin key). */
+  ledger(options: { cursor?: string; limit?: number } = {}): Promise<LedgerPage> {
+    const params = new URLSearchParams();
+    if (options.cursor !== undefined) params.set('cursor', options.cursor);
+    if (options.limit !== undefined) params.set('limit', String(options.limit));
+    const search = params.size > 0 ? `?${params}` : '';
+    return this.json<LedgerPage>('GET', `/api/v1/ledger${search}`);
   }
 
   private async json<T>(

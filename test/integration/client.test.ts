@@ -92,3 +92,24 @@ test('verifyWebhook accepts a genuine delivery and refuses a tampered one', () =
   const old = String(Math.floor(timestamp.getTime() / 1000) - 600);
   assert.throws(() => verifyWebhook({ ...headers, 'webhook-timestamp': old }, body, secret), WebhookSignatureError);
 });
+
+test('usage and the ledger through the client', async (t) => {
+  const app = await startTestAppliance(t);
+  const client = new FittingroomClient({ baseUrl: app.url, apiKey: app.adminKey });
+  const { genId } = await client.submit({ selfie: await validJpeg(300, 300), items: [await validJpeg(300, 300)], size: 'S' });
+  await client.waitFor(genId, { timeoutMs: 30_000 });
+  const usage = await client.usage({ granularity: 'hour', from: new Date(Date.now() - 3_600_000) });
+  assert.equal(usage.totals.submitted, 1);
+  assert.equal(usage.totals.creditsUsed, 1);
+  const page = await client.ledger({ limit: 2 });
+  assert.deepEqual(
+    page.data.map((entry) => entry.type),
+    ['capture', 'reserve'],
+  );
+  const rest = await client.ledger({ cursor: page.nextCursor!, limit: 2 });
+  assert.deepEqual(
+    rest.data.map((entry) => entry.type),
+    ['trial'],
+  );
+  assert.equal(rest.nextCursor, null);
+});
