@@ -74,12 +74,8 @@ export function requeue(state: State, id: string, options: { refundAttempt: bool
 export function completeGeneration(state: State, id: string, result: StoredImage, now: Date): boolean {
   const record = state.generations[id];
   if (!record || record.status !== 'pending') return false;
-  captureCredit(state, id, now);
-  record.status = 'complete';
   record.result = result;
-  record.credit = 'captured';
-  record.completedAt = now.toISOString();
-  addTerminalEvent(state, record, now);
+  settle(state, record, 'complete', now);
   return true;
 }
 
@@ -87,12 +83,8 @@ export function completeGeneration(state: State, id: string, result: StoredImage
 export function failGeneration(state: State, id: string, error: { code: GenerationErrorCode; message: string }, now: Date): boolean {
   const record = state.generations[id];
   if (!record || record.status !== 'pending') return false;
-  releaseCredit(state, id, now);
-  record.status = 'failed';
   record.error = error;
-  record.credit = 'released';
-  record.completedAt = now.toISOString();
-  addTerminalEvent(state, record, now);
+  settle(state, record, 'failed', now);
   return true;
 }
 
@@ -100,12 +92,21 @@ export function failGeneration(state: State, id: string, error: { code: Generati
 export function cancelGeneration(state: State, id: string, now: Date): GenerationRecord {
   const record = getGeneration(state, id);
   if (record.status !== 'pending') throw new ApiError('conflict', `The try-on ${id} is already ${record.status}.`);
-  releaseCredit(state, id, now);
-  record.status = 'canceled';
-  record.credit = 'released';
+  settle(state, record, 'canceled', now);
+  return record;
+}
+
+/**
+ * The one way a generation becomes terminal: its credit is captured (complete)
+ * or released, and its webhook event joins the outbox, all in the caller's mutation.
+ */
+function settle(state: State, record: GenerationRecord, status: Exclude<GenerationRecord['status'], 'pending'>, now: Date): void {
+  if (status === 'complete') captureCredit(state, record.id, now);
+  else releaseCredit(state, record.id, now);
+  record.status = status;
+  record.credit = status === 'complete' ? 'captured' : 'released';
   record.completedAt = now.toISOString();
   addTerminalEvent(state, record, now);
-  return record;
 }
 
 /** Forgets a generation's images (the files are removed by the caller); the record stays. */
