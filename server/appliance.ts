@@ -22,6 +22,7 @@ import { Archive } from './store/archive.ts';
 import { writeFileDurably } from './store/durable-fs.ts';
 import { newId } from './store/ids.ts';
 import { VERSION } from './version.ts';
+import { ensureVisionModels } from './vision/models.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import type { LookupFn } from './webhooks/send.ts';
 
@@ -82,6 +83,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
   let webhooks: WebhookDispatcher | undefined;
   try {
     const firstAdminKey = await bootstrap(store, config, clock());
+    // npm converts the vision models after install; an install that skipped scripts gets them here, in the background.
+    ensureVisionModels({ log }).catch((error) => log('preparing the vision models failed', error));
     const archive = await Archive.open(config.dataDir);
     await cleanOrphans(store);
     engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });

@@ -50,6 +50,13 @@ test('only server/store/db.ts imports lowdb at run time', () => {
   assert.deepEqual(importers, ['server/store/db.ts']);
 });
 
+test('only server/vision/ort.ts imports onnxruntime-node; only the ONNX writer imports onnx-proto', () => {
+  const importersOf = (pkg: string): string[] =>
+    sources('server').filter((file) => importsOf(file).some(({ spec, typeOnly }) => !typeOnly && spec === pkg));
+  assert.deepEqual(importersOf('onnxruntime-node'), ['server/vision/ort.ts']);
+  assert.deepEqual(importersOf('onnx-proto'), ['server/vision/tflite-to-onnx/onnx-writer.ts']);
+});
+
 test('the import scanner sees real imports', () => {
   assert.ok(importsOf('server/store/db.ts').some(({ spec }) => spec === 'lowdb'));
   assert.ok(importsOf('server/store/durable-json-adapter.ts').some(({ spec, typeOnly }) => spec === 'lowdb' && typeOnly));
