@@ -149,15 +149,22 @@ export function expireDueCredits(state: State, now: Date): number {
   return trial;
 }
 
+function noCredits(): ApiError {
+  return new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
+}
+
+/** 402 unless a credit is available at `now`: a cheap check before expensive work (reserveCredit decides). */
+export function assertCreditAvailable(state: State, now: Date): void {
+  if (accountSummary(state, now).creditsRemaining < 1) throw noCredits();
+}
+
 /** Reserves one credit for a generation, trial credits first; 402 when none is available. */
 export function reserveCredit(state: State, genId: string, now: Date): CreditLot {
   expireDueCredits(state, now);
   const balances = balancesOf(state);
   if (balances.openReservations.has(genId)) throw new Error(`generation ${genId} already holds a reservation`);
   const lot: CreditLot | null = balances.lots.trial.available > 0 ? 'trial' : balances.lots.paid.available > 0 ? 'paid' : null;
-  if (lot === null) {
-    throw new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
-  }
+  if (lot === null) throw noCredits();
   append(state, now, { type: 'reserve', amount: 1, lot, genId });
   return lot;
 }

@@ -7,7 +7,7 @@ import { ApiError } from '../errors.ts';
 import { authOf } from '../request-context.ts';
 import { checkSubmission } from '../validate-submit.ts';
 import { generationView, statusUrl, type ViewContext } from '../views.ts';
-import { accountSummary } from '../../credits/ledger.ts';
+import { accountSummary, assertCreditAvailable } from '../../credits/ledger.ts';
 import { fingerprint, parseIdempotencyKey, rememberReply, type Admission } from '../../idempotency/idempotency.ts';
 import { checkImage, decodeImageField, normalizeImage } from '../../images/index.ts';
 import { contentType, readImage, removeGenerationImages, storeImage } from '../../images/files.ts';
@@ -76,8 +76,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
       const engine = pickEngine(engines, submission.engine);
       if (runner.depth() >= config.maxQueueDepth)
         throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
-      if (accountSummary(store.state, clock()).creditsRemaining < 1)
-        throw new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
+      assertCreditAvailable(store.state, clock());
       const normalized = await Promise.all(images.map(({ decoded, probe }) => normalizeImage(decoded, probe, limits)));
       wroteFiles = true;
       const [selfie, ...items] = await Promise.all(
