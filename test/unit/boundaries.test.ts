@@ -54,7 +54,7 @@ test('only server/vision/ort.ts imports onnxruntime-node; only the ONNX writer i
   const importersOf = (pkg: string): string[] =>
     sources('server').filter((file) => importsOf(file).some(({ spec, typeOnly }) => !typeOnly && spec === pkg));
   assert.deepEqual(importersOf('onnxruntime-node'), ['server/vision/ort.ts']);
-  assert.deepEqual(importersOf('onnx-proto'), ['server/vision/tflite-to-onnx/onnx-writer.ts']);
+  assert.deepEqual(importersOf('onnx-proto'), ['server/onnx/writer.ts']);
 });
 
 test('the import scanner sees real imports', () => {

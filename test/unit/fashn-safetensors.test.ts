@@ -12,15 +12,8 @@ import {
   parameterCount,
   validateConfig,
 } from '../../server/engines/fashn/architecture.ts';
-import {
-  SafetensorsError,
-  SafetensorsFile,
-  bf16ToFloat32,
-  encodeSafetensors,
-  f16ToFloat32,
-  float32ToF16,
-  parseHeader,
-} from '../../server/engines/fashn/safetensors.ts';
+import { SafetensorsError, SafetensorsFile, encodeSafetensors, parseHeader } from '../../server/engines/fashn/safetensors.ts';
+import { bf16ToFloat32, f16ToFloat32, float32ToF16 } from '../../server/onnx/half.ts';
 import { TINY, randomWeights } from '../helpers/fashn-tiny.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fashn-st-'));

@@ -6,6 +6,7 @@
  * memory at once.
  */
 import { open, type FileHandle } from 'node:fs/promises';
+import { bf16ToFloat32, f16ToFloat32, float32ToBf16, float32ToF16 } from '../../onnx/half.ts';
 
 /** Element types the reader understands. */
 export type SafetensorsDtype = 'F32' | 'F16' | 'BF16' | 'F64' | 'I64' | 'I32' | 'I16' | 'I8' | 'U8' | 'BOOL';
@@ -100,71 +101,6 @@ export function parseHeader(json: string, dataStart: number, fileBytes: number):
     throw new SafetensorsError(`the tensors cover ${cursor} bytes but the file has ${fileBytes - dataStart} after the header`);
   }
   return { tensors, metadata, dataStart, fileBytes };
-}
-
-/** Converts bfloat16 bits to float32 (exact: bf16 is the top half of an fp32). */
-export function bf16ToFloat32(bits: Uint16Array): Float32Array {
-  const out = new Uint32Array(bits.length);
-  for (let i = 0; i < bits.length; i++) out[i] = bits[i]! << 16;
-  return new Float32Array(out.buffer);
-}
-
-/** Converts IEEE half bits to float32 (exact). */
-export function f16ToFloat32(bits: Uint16Array): Float32Array {
-  const out = new Float32Array(bits.length);
-  for (let i = 0; i < bits.length; i++) {
-    const h = bits[i]!;
-    const sign = h & 0x8000 ? -1 : 1;
-    const exponent = (h >> 10) & 0x1f;
-    const fraction = h & 0x3ff;
-    if (exponent === 0) out[i] = sign * fraction * 2 ** -24;
-    else if (exponent === 31) out[i] = fraction ? NaN : sign * Infinity;
-    else out[i] = sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
-  }
-  return out;
-}
-
-const F32_SCRATCH = new Float32Array(1);
-const U32_SCRATCH = new Uint32Array(F32_SCRATCH.buffer);
-
-/** Rounds float32 values to IEEE half bits (round to nearest even; overflow to ±Infinity). */
-export function float32ToF16(values: Float32Array): Uint16Array {
-  const out = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) {
-    F32_SCRATCH[0] = values[i]!;
-    const x = U32_SCRATCH[0]!;
-    const sign = (x >>> 16) & 0x8000;
-    const exponent = (x >>> 23) & 0xff;
-    let mantissa = x & 0x7fffff;
-    if (exponent === 0xff) {
-      out[i] = sign | 0x7c00 | (mantissa ? 0x200 : 0);
-      continue;
-    }
-    const e = exponent - 127 + 15;
-    if (e >= 31) {
-      out[i] = sign | 0x7c00;
-      continue;
-    }
-    if (e <= 0) {
-      if (e < -10) {
-        out[i] = sign;
-        continue;
-      }
-      mantissa |= 0x800000;
-      const shift = 14 - e;
-      let half = mantissa >>> shift;
-      const rest = mantissa & ((1 << shift) - 1);
-      const midpoint = 1 << (shift - 1);
-      if (rest > midpoint || (rest === midpoint && half & 1)) half++;
-      out[i] = sign | half;
-      continue;
-    }
-    let half = (e << 10) | (mantissa >>> 13);
-    const rest = mantissa & 0x1fff;
-    if (rest > 0x1000 || (rest === 0x1000 && half & 1)) half++;
-    out[i] = sign | half;
-  }
-  return out;
 }
 
 /** An open safetensors file: its checked header and reads of single tensors. */
@@ -274,13 +210,7 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata: R
     if (t.dtype === 'F32') data = new Uint8Array(Float32Array.from(t.values).buffer);
     else if (t.dtype === 'F16') data = new Uint8Array(float32ToF16(t.values).buffer);
     else {
-      const bits = new Uint32Array(Float32Array.from(t.values).buffer);
-      const out = new Uint16Array(bits.length);
-      for (let i = 0; i < bits.length; i++) {
-        const x = bits[i]!;
-        out[i] = (x + 0x7fff + ((x >>> 16) & 1)) >>> 16;
-      }
-      data = new Uint8Array(out.buffer);
+      data = new Uint8Array(float32ToBf16(t.values).buffer);
     }
     header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + data.length] };
     parts.push(data);
