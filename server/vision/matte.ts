@@ -16,9 +16,12 @@ const POSE_MASK_WEIGHT = 0.7;
 /** Guided filter: window radius at full resolution, regularisation, and subsampling. */
 const GUIDED_RADIUS = 8;
 const GUIDED_EPS = 1e-3;
-const GUIDED_SUBSAMPLE = 4;
+const GUIDED_SUBSAMPLE = 8;
 /** How much steeper the fused mask's edge ramp is made before the guided filter. */
 const EDGE_CONTRAST = 4;
+/** A coarse cell is flat when its slopes sum below this (per unit of colour 0..1) and its offset is within this of 0 or 1: < ½ of a byte over any colour. */
+const FLAT_SLOPE = 0.5 / 255 / 3;
+const FLAT_OFFSET = 0.5 / 255 / 2;
 
 /** Runs the selfie segmentation on the photo squeezed to 256×256; the mask at model size (0..1). */
 export async function selfieMask(session: OrtSession, image: RawImage): Promise<Float32Array> {
@@ -75,19 +78,28 @@ export function personMatte(inputs: MatteInputs): Mask {
   return guidedUpsample(image, fused, s, GUIDED_RADIUS, GUIDED_EPS);
 }
 
+/** 1 / (the number of window positions inside 0..size−1) for each position: the clipped window's size. */
+function inverseCounts(size: number, r: number): Float32Array {
+  const out = new Float32Array(size);
+  for (let k = 0; k < size; k++) out[k] = 1 / (Math.min(size - 1, k + r) - Math.max(0, k - r) + 1);
+  return out;
+}
+
 /** Mean over a (2r+1)² window at every pixel (window clipped at the edges), with running sums. */
 export function boxMean(src: Float32Array, width: number, height: number, r: number): Float32Array {
   const tmp = new Float32Array(width * height);
   const out = new Float32Array(width * height);
-  // Horizontal pass: running sum and count per row.
+  const invX = inverseCounts(width, r);
+  const invY = inverseCounts(height, r);
+  // Horizontal pass: a running sum along each row.
   for (let y = 0; y < height; y++) {
     const row = y * width;
     let sum = 0;
     for (let x = 0; x < Math.min(r, width); x++) sum += src[row + x]!;
     for (let x = 0; x < width; x++) {
       if (x + r < width) sum += src[row + x + r]!;
-      if (x - r - 1 >= 0) sum -= src[row + x - r - 1]!;
-      tmp[row + x] = sum / (Math.min(width - 1, x + r) - Math.max(0, x - r) + 1);
+      if (x > r) sum -= src[row + x - r - 1]!;
+      tmp[row + x] = sum * invX[x]!;
     }
   }
   // Vertical pass over whole rows at once.
@@ -95,9 +107,9 @@ export function boxMean(src: Float32Array, width: number, height: number, r: num
   for (let y = 0; y < Math.min(r, height); y++) for (let x = 0; x < width; x++) sums[x]! += tmp[y * width + x]!;
   for (let y = 0; y < height; y++) {
     if (y + r < height) for (let x = 0, o = (y + r) * width; x < width; x++) sums[x]! += tmp[o + x]!;
-    if (y - r - 1 >= 0) for (let x = 0, o = (y - r - 1) * width; x < width; x++) sums[x]! -= tmp[o + x]!;
-    const n = Math.min(height - 1, y + r) - Math.max(0, y - r) + 1;
-    for (let x = 0, o = y * width; x < width; x++) out[o + x] = sums[x]! / n;
+    if (y > r) for (let x = 0, o = (y - r - 1) * width; x < width; x++) sums[x]! -= tmp[o + x]!;
+    const inv = invY[y]!;
+    for (let x = 0, o = y * width; x < width; x++) out[o + x] = sums[x]! * inv;
   }
   return out;
 }
@@ -144,24 +156,24 @@ export function guidedUpsample(image: RawImage, p: Float32Array, s: number, radi
   const n = sw * sh;
   const [ir, ig, ib] = blockColour(image, s, sw, sh);
   const r = Math.max(1, Math.round(radius / s));
-  const box = (f: (i: number) => number): Float32Array => {
-    const src = new Float32Array(n);
-    for (let i = 0; i < n; i++) src[i] = f(i);
-    return boxMean(src, sw, sh, r);
+  const product = (u: Float32Array, v: Float32Array): Float32Array => {
+    const out = new Float32Array(n);
+    for (let i = 0; i < n; i++) out[i] = u[i]! * v[i]!;
+    return boxMean(out, sw, sh, r);
   };
   const mr = boxMean(ir, sw, sh, r);
   const mg = boxMean(ig, sw, sh, r);
   const mb = boxMean(ib, sw, sh, r);
   const mp = boxMean(p, sw, sh, r);
-  const mrp = box((i) => ir[i]! * p[i]!);
-  const mgp = box((i) => ig[i]! * p[i]!);
-  const mbp = box((i) => ib[i]! * p[i]!);
-  const mrr = box((i) => ir[i]! * ir[i]!);
-  const mrg = box((i) => ir[i]! * ig[i]!);
-  const mrb = box((i) => ir[i]! * ib[i]!);
-  const mgg = box((i) => ig[i]! * ig[i]!);
-  const mgb = box((i) => ig[i]! * ib[i]!);
-  const mbb = box((i) => ib[i]! * ib[i]!);
+  const mrp = product(ir, p);
+  const mgp = product(ig, p);
+  const mbp = product(ib, p);
+  const mrr = product(ir, ir);
+  const mrg = product(ir, ig);
+  const mrb = product(ir, ib);
+  const mgg = product(ig, ig);
+  const mgb = product(ig, ib);
+  const mbb = product(ib, ib);
   const ar = new Float32Array(n);
   const ag = new Float32Array(n);
   const ab = new Float32Array(n);
@@ -198,37 +210,53 @@ export function guidedUpsample(image: RawImage, p: Float32Array, s: number, radi
   const mab = boxMean(ab, sw, sh, r);
   const mbb2 = boxMean(bb, sw, sh, r);
 
-  // Full resolution: bilinear coefficients (coarse cell centres at (i + 0.5)·s), applied to the pixel's colour.
+  // Cells whose neighbourhood is flat (no slope, offset ≈ 0 or 1) give 0 or 255 whatever the colour: most of a photo.
+  const flat = new Int8Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const slope = Math.abs(mar[i]!) + Math.abs(mag[i]!) + Math.abs(mab[i]!);
+    if (slope < FLAT_SLOPE) flat[i] = mbb2[i]! < FLAT_OFFSET ? 0 : mbb2[i]! > 1 - FLAT_OFFSET ? 1 : -1;
+  }
+
+  // Full resolution: coefficients interpolated bilinearly between coarse cell centres ((i + 0.5)·s),
+  // first down the columns once per row, then across; applied to the pixel's colour.
   const out = new Uint8Array(width * height);
   const x0s = new Int32Array(width);
-  const x1s = new Int32Array(width);
   const txs = new Float32Array(width);
   for (let x = 0; x < width; x++) {
     const fx = Math.min(Math.max((x + 0.5) / s - 0.5, 0), sw - 1);
-    x0s[x] = Math.floor(fx);
-    x1s[x] = Math.min(x0s[x]! + 1, sw - 1);
+    x0s[x] = Math.min(Math.floor(fx), sw - 2);
     txs[x] = fx - x0s[x]!;
   }
+  const rowA0 = new Float32Array(sw);
+  const rowA1 = new Float32Array(sw);
+  const rowA2 = new Float32Array(sw);
+  const rowB = new Float32Array(sw);
+  const rowFlat = new Int8Array(sw);
   for (let y = 0; y < height; y++) {
     const fy = Math.min(Math.max((y + 0.5) / s - 0.5, 0), sh - 1);
-    const iy = Math.floor(fy);
+    const iy = Math.min(Math.floor(fy), Math.max(sh - 2, 0));
     const ty = fy - iy;
     const r0 = iy * sw;
     const r1 = Math.min(iy + 1, sh - 1) * sw;
+    for (let c = 0; c < sw; c++) {
+      rowA0[c] = mar[r0 + c]! + (mar[r1 + c]! - mar[r0 + c]!) * ty;
+      rowA1[c] = mag[r0 + c]! + (mag[r1 + c]! - mag[r0 + c]!) * ty;
+      rowA2[c] = mab[r0 + c]! + (mab[r1 + c]! - mab[r0 + c]!) * ty;
+      rowB[c] = mbb2[r0 + c]! + (mbb2[r1 + c]! - mbb2[r0 + c]!) * ty;
+      rowFlat[c] = flat[r0 + c] === flat[r1 + c] ? flat[r0 + c]! : -1;
+    }
     for (let x = 0, o = y * width, j = y * width * channels; x < width; x++, o++, j += channels) {
+      const c0 = x0s[x]!;
+      const f = rowFlat[c0]!;
+      if (f >= 0 && rowFlat[c0 + 1] === f) {
+        out[o] = f * 255;
+        continue;
+      }
       const tx = txs[x]!;
-      const i00 = r0 + x0s[x]!;
-      const i10 = r0 + x1s[x]!;
-      const i01 = r1 + x0s[x]!;
-      const i11 = r1 + x1s[x]!;
-      const w00 = (1 - tx) * (1 - ty);
-      const w10 = tx * (1 - ty);
-      const w01 = (1 - tx) * ty;
-      const w11 = tx * ty;
-      const a0 = w00 * mar[i00]! + w10 * mar[i10]! + w01 * mar[i01]! + w11 * mar[i11]!;
-      const a1 = w00 * mag[i00]! + w10 * mag[i10]! + w01 * mag[i01]! + w11 * mag[i11]!;
-      const a2 = w00 * mab[i00]! + w10 * mab[i10]! + w01 * mab[i01]! + w11 * mab[i11]!;
-      const b0 = w00 * mbb2[i00]! + w10 * mbb2[i10]! + w01 * mbb2[i01]! + w11 * mbb2[i11]!;
+      const a0 = rowA0[c0]! + (rowA0[c0 + 1]! - rowA0[c0]!) * tx;
+      const a1 = rowA1[c0]! + (rowA1[c0 + 1]! - rowA1[c0]!) * tx;
+      const a2 = rowA2[c0]! + (rowA2[c0 + 1]! - rowA2[c0]!) * tx;
+      const b0 = rowB[c0]! + (rowB[c0 + 1]! - rowB[c0]!) * tx;
       // q = a·(rgb / 255) + b, as a byte: a·rgb + 255·b.
       const v = a0 * data[j]! + a1 * data[j + 1]! + a2 * data[j + 2]! + b0 * 255 + 0.5;
       out[o] = v <= 0 ? 0 : v >= 255 ? 255 : v;
