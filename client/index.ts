@@ -9,7 +9,20 @@ import type { TryOnRequest } from '../server/api/validate-submit.ts';
 import type { Account, Engine, Granularity, LedgerPage, Problem, Redemption, TryOn, Usage } from './types.ts';
 
 export { verifyWebhook, WebhookSignatureError } from './verify-webhook.ts';
-export type { Account, Engine, Granularity, LedgerPage, Problem, Redemption, TryOn, Usage, WebhookPayload } from './types.ts';
+export type {
+  Account,
+  ApiKey,
+  Engine,
+  Granularity,
+  LedgerPage,
+  LedgerEntry,
+  Problem,
+  Redemption,
+  TryOn,
+  Usage,
+  WebhookPayload,
+  WebhookSecret,
+} from './types.ts';
 export type { TryOnRequest };
 
 /** An image as bytes, or already as base64 / a data URL. */

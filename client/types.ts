@@ -32,3 +32,6 @@ export interface WebhookPayload {
     error?: { code: string; message: string };
   };
 }
+
+export type { PublicKey as ApiKey } from '../server/keys/api-keys.ts';
+export type { SecretView as WebhookSecret } from '../server/webhooks/secrets.ts';

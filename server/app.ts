@@ -17,11 +17,12 @@ import { rateLimit } from './api/middleware/rate-limit.ts';
 import { requestId } from './api/middleware/request-id.ts';
 import { accountRoutes } from './api/routes/account.ts';
 import { keyRoutes } from './api/routes/keys.ts';
-import { landingRoutes } from './api/routes/landing.ts';
 import { engineRoutes, healthRoutes } from './api/routes/system.ts';
 import { tryOnRoutes } from './api/routes/try-on.ts';
 import { creditRoutes } from './vouchers/routes.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
+import { guiPages } from './gui/pages.ts';
+import { guiRoutes } from './gui/routes.ts';
 
 /** Everything the HTTP layer depends on. */
 export interface AppDeps {
@@ -36,6 +37,8 @@ export interface AppDeps {
   clock: () => Date;
   version: string;
   log: (message: string, error?: unknown) => void;
+  /** The token the Electron shell signs its window in with (none headless). */
+  guiLaunchToken?: string | null;
 }
 
 /** Builds the appliance's HTTP app. */
@@ -61,7 +64,8 @@ export function createApp(deps: AppDeps): Express {
   api.use(keyRoutes(deps));
 
   app.use('/api/v1', api);
-  app.use(landingRoutes(deps.version));
+  app.use('/gui/api', guiRoutes(deps));
+  app.use(guiPages(deps.log));
   app.use('/api', requestId(), notFound());
   app.use(requestId(), notFound());
   app.use(problemHandler(deps.log));

@@ -36,6 +36,8 @@ export interface ApplianceOptions {
   log?: (message: string, error?: unknown) => void;
   /** Resolves webhook hosts (default: the system resolver); tests inject their own. */
   webhookLookup?: LookupFn;
+  /** A secret the Electron shell gives its window so that the GUI signs in without a key or PIN. */
+  guiLaunchToken?: string;
 }
 
 /** A started appliance. */
@@ -130,6 +132,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       clock,
       version: VERSION,
       log,
+      guiLaunchToken: options.guiLaunchToken ?? null,
     });
     server = createServer(app);
     // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.

@@ -1,8 +1,8 @@
 /**
  * The headless appliance: `npm run serve -- --port <p> --data-dir <dir>`.
  * The only module that listens (through startAppliance). Under a parent
- * process with an IPC channel (Electron's utility process, tests) it reports
- * `{type: 'ready', port}`.
+ * process with an IPC channel (a Node fork in tests, or Electron's utility
+ * process through `process.parentPort`) it reports `{type: 'ready', port}`.
  */
 import { loadConfig } from './config.ts';
 import { startAppliance } from './appliance.ts';
@@ -14,10 +14,17 @@ async function main(): Promise<void> {
   const extra = process.env.FITTINGROOM_ENGINES
     ? (JSON.parse(process.env.FITTINGROOM_ENGINES) as ReturnType<typeof builtinEngineSpecs>)
     : [];
-  const appliance = await startAppliance({ config, engines: [...builtinEngineSpecs(), ...extra] });
+  // The Electron shell's sign-in secret for its window; engine host processes must not inherit it.
+  const guiLaunchToken = process.env.FITTINGROOM_GUI_LAUNCH_TOKEN;
+  delete process.env.FITTINGROOM_GUI_LAUNCH_TOKEN;
+  const appliance = await startAppliance({
+    config,
+    engines: [...builtinEngineSpecs(), ...extra],
+    ...(guiLaunchToken ? { guiLaunchToken } : {}),
+  });
   const ready = appliance.engines.list().filter((engine) => engine.ready);
   console.log(`fittingroom is running at ${appliance.url}/ (data in ${config.dataDir})`);
-  console.log('  Headless: the shop-floor GUI is not part of this version yet; open the address above for the API links.');
+  console.log(`  Shop-floor GUI: open ${appliance.url}/ in a browser and sign in with an admin key (or the staff PIN).`);
   console.log(`  API: ${appliance.url}/api/v1  health: ${appliance.url}/api/v1/health`);
   if (ready.length === 0) console.log('  No try-on engine is installed yet: submits are refused until one is (GET /api/v1/engines).');
   else console.log(`  Engines: ${ready.map((engine) => `${engine.id} (${engine.device})`).join(', ')}`);
@@ -26,7 +33,10 @@ async function main(): Promise<void> {
       `\n  First start: your admin API key (shown once, also saved to ${config.dataDir}/first-admin-key):\n\n    ${appliance.firstAdminKey}\n`,
     );
   }
-  process.send?.({ type: 'ready', port: appliance.port });
+  const readyMessage = { type: 'ready', port: appliance.port };
+  process.send?.(readyMessage);
+  // Electron's utility process has no process.send; it has process.parentPort (typed here, no electron import).
+  (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(readyMessage);
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -7,6 +7,8 @@ import type { ApiKeyRecord } from '../store/schema.ts';
 /** The caller, as established by apiKey(). */
 export interface AuthContext {
   key: ApiKeyRecord;
+  /** Set when the caller is a signed-in GUI session acting as `key`. */
+  sessionId?: string;
 }
 
 declare global {

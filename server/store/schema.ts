@@ -4,7 +4,7 @@
  */
 import type { GarmentCategory, GenerationErrorCode, ImageFormat } from '../engines/types.ts';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 export type KeyScope = 'admin' | 'standard';
 
@@ -164,6 +164,38 @@ export interface RedeemedVoucher {
   keyId: string;
 }
 
+/** A garment of the shop's catalogue, kept for the GUI; its photo is a file under `catalogue/`. */
+export interface CatalogueGarment {
+  id: string;
+  name: string;
+  category: Exclude<GarmentCategory, 'auto'>;
+  sizes: string[];
+  image: StoredImage;
+  createdAt: string;
+}
+
+/** A signed-in GUI session; only the SHA-256 of its cookie token is stored. */
+export interface GuiSession {
+  id: string;
+  /** SHA-256 of the cookie token, hex. */
+  hash: string;
+  /** The key the session acts as: the admin key it signed in with, or the GUI's own key. */
+  keyId: string;
+  via: 'key' | 'pin' | 'shell';
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** What the shop-floor GUI keeps. */
+export interface GuiState {
+  /** scrypt hash of the staff PIN (`scrypt$<salt b64>$<hash b64>`); null until one is set. */
+  pinHash: string | null;
+  /** The admin key that PIN and shell sessions act as; created on first need, its secret never kept. */
+  keyId: string | null;
+  sessions: Record<string, GuiSession>;
+  garments: Record<string, CatalogueGarment>;
+}
+
 export interface State {
   version: number;
   installation: { id: string; createdAt: string } | null;
@@ -179,6 +211,12 @@ export interface State {
   webhookEvents: Record<string, WebhookEvent>;
   /** Redeemed vouchers, keyed by voucher id. */
   vouchers: Record<string, RedeemedVoucher>;
+  gui: GuiState;
+}
+
+/** The GUI's part of a new state. */
+export function emptyGuiState(): GuiState {
+  return { pinHash: null, keyId: null, sessions: {}, garments: {} };
 }
 
 /** The state of a data directory that has never been started. */
@@ -194,6 +232,7 @@ export function emptyState(): State {
     webhookSecrets: [],
     webhookEvents: {},
     vouchers: {},
+    gui: emptyGuiState(),
   };
 }
 
@@ -208,6 +247,8 @@ export function migrate(raw: unknown): State {
   if (doc.version === 1) Object.assign(doc, { version: 2, ledgerBase: null });
   // v2 → v3: webhooks and vouchers.
   if (doc.version === 2) Object.assign(doc, { version: 3, webhookSecrets: [], webhookEvents: {}, vouchers: {} });
+  // v3 → v4: the shop-floor GUI's PIN, sessions and catalogue.
+  if (doc.version === 3) Object.assign(doc, { version: 4, gui: emptyGuiState() });
   if (doc.version === SCHEMA_VERSION) return raw as State;
   if (typeof doc.version === 'number' && doc.version > SCHEMA_VERSION) {
     throw new Error(`the state file has schema version ${doc.version}; this fittingroom understands up to ${SCHEMA_VERSION}`);

@@ -1,7 +1,8 @@
 /**
  * Process boundaries and single-owner imports, checked on the source:
- * server/ never reaches into electron, main/, renderer/ or test/; only
- * store/db.ts imports lowdb at run time.
+ * server/ never reaches into electron, main/, renderer/ or test/; renderer/
+ * imports only its own modules and type-only contracts; main/ never reaches
+ * into server/ or renderer/; only store/db.ts imports lowdb at run time.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -57,8 +58,34 @@ test('only server/vision/ort.ts imports onnxruntime-node; only the ONNX writer i
   assert.deepEqual(importersOf('onnx-proto'), ['server/onnx/writer.ts']);
 });
 
+const RENDERER_CONTRACTS = ['client/index.ts', 'server/gui/contract.ts', 'main/ipc-contract.ts'];
+
+test('renderer/ imports only its own modules, and only types from the client, the GUI contract and the shell bridge', () => {
+  const files = sources('renderer');
+  assert.ok(files.length > 5, 'the scanner found the renderer');
+  for (const file of files) {
+    for (const { spec, typeOnly } of importsOf(file)) {
+      assert.ok(spec.startsWith('.'), `${file} imports the package ${spec}: the GUI is bundled from its own code only`);
+      const target = relative(ROOT, join(ROOT, dirname(file), spec));
+      if (target.startsWith('renderer/')) continue;
+      assert.ok(typeOnly && RENDERER_CONTRACTS.includes(target), `${file} imports ${spec}: only type-only contracts may cross`);
+    }
+  }
+});
+
+test('main/ never imports server/ or renderer/ (it starts the server as a process)', () => {
+  for (const file of sources('main')) {
+    for (const { spec } of importsOf(file)) {
+      if (!spec.startsWith('.')) continue;
+      const target = relative(ROOT, join(ROOT, dirname(file), spec));
+      assert.ok(target.startsWith('main/'), `${file} imports ${spec} (outside main/)`);
+    }
+  }
+});
+
 test('the import scanner sees real imports', () => {
   assert.ok(importsOf('server/store/db.ts').some(({ spec }) => spec === 'lowdb'));
   assert.ok(importsOf('server/store/durable-json-adapter.ts').some(({ spec, typeOnly }) => spec === 'lowdb' && typeOnly));
   assert.ok(importsOf('server/app.ts').some(({ spec }) => spec === './api/routes/try-on.ts'));
+  assert.ok(importsOf('renderer/views/try-on.ts').some(({ spec, typeOnly }) => spec === '../../client/index.ts' && typeOnly));
 });

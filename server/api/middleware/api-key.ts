@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from '../errors.ts';
 import { findActiveKey } from '../../keys/api-keys.ts';
+import { checkCsrf, findSession, sessionTokenOf } from '../../gui/session.ts';
 import type { Store } from '../../store/db.ts';
 import type { KeyScope } from '../../store/schema.ts';
 import '../request-context.ts';
@@ -10,10 +11,32 @@ export interface ApiKeyOptions {
   clock: () => Date;
 }
 
-/** Authenticates `Authorization: Bearer <key>`; sets `req.auth`. Revoked keys fail at once. */
+/**
+ * Authenticates `Authorization: Bearer <key>`; sets `req.auth`. Revoked keys
+ * fail at once. Without that header, a GUI session cookie authenticates as the
+ * session's admin key, and a state-changing call must carry the session's
+ * CSRF token and come from this site (403 otherwise).
+ */
 export function apiKey({ store, clock }: ApiKeyOptions): RequestHandler {
   return (req, _res, next) => {
     const header = req.get('authorization');
+    const token = header === undefined ? sessionTokenOf(req) : undefined;
+    if (token !== undefined) {
+      const found = findSession(store.state, token, clock());
+      if (!found) {
+        next(new ApiError('unauthorized', 'The GUI session has ended; sign in again.'));
+        return;
+      }
+      try {
+        checkCsrf(req, token);
+      } catch (error) {
+        next(error);
+        return;
+      }
+      req.auth = { key: found.key, sessionId: found.session.id };
+      next();
+      return;
+    }
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) {
       next(new ApiError('unauthorized', 'Send an API key as "Authorization: Bearer <key>".'));

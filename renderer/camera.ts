@@ -1,0 +1,80 @@
+/**
+ * The customer's photo from the camera: getUserMedia into a <video>, a
+ * framing guide drawn over it, and a still taken at the camera's own
+ * resolution (the preview is mirrored like a mirror; the photo is not).
+ */
+import { h, svg } from './dom.ts';
+
+/** A running camera preview. */
+export interface CameraView {
+  element: HTMLElement;
+  /** Takes a JPEG still of the current frame. */
+  capture(): Promise<Blob>;
+  stop(): void;
+}
+
+/** Why the camera could not start, in plain words. */
+export function cameraProblem(error: unknown): string {
+  const name = error instanceof DOMException ? error.name : '';
+  if (!window.isSecureContext || !navigator.mediaDevices) {
+    return 'The camera only works when this page is opened on the appliance itself (http://127.0.0.1) or over https. Choose a photo file instead.';
+  }
+  if (name === 'NotAllowedError') return 'The camera is blocked. Allow camera access for this page, or choose a photo file.';
+  if (name === 'NotFoundError' || name === 'OverconstrainedError') return 'No camera was found. Connect one, or choose a photo file.';
+  if (name === 'NotReadableError') return 'The camera is in use by another program. Close it, or choose a photo file.';
+  return 'The camera could not start. Choose a photo file instead.';
+}
+
+function framingGuide(): SVGElement {
+  // A body outline in a 3:4 frame: head near the top line, feet near the bottom one.
+  return svg(
+    'svg',
+    { class: 'guide', viewBox: '0 0 300 400', preserveAspectRatio: 'xMidYMid meet', 'aria-hidden': 'true' },
+    svg('line', { x1: 150, y1: 10, x2: 150, y2: 390, class: 'guide-centre' }),
+    svg('line', { x1: 40, y1: 20, x2: 260, y2: 20, class: 'guide-limit' }),
+    svg('line', { x1: 40, y1: 385, x2: 260, y2: 385, class: 'guide-limit' }),
+    svg('ellipse', { cx: 150, cy: 55, rx: 24, ry: 30, class: 'guide-body' }),
+    svg('path', {
+      class: 'guide-body',
+      d: 'M150 88 C 110 92 96 100 92 130 L 84 230 M150 88 C 190 92 204 100 208 130 L 216 230 M112 110 L 114 230 L 120 380 M188 110 L 186 230 L 180 380 M150 240 L 150 380',
+    }),
+  );
+}
+
+/** Starts the camera and shows its preview with the framing guide. */
+export async function openCamera(): Promise<CameraView> {
+  if (!navigator.mediaDevices?.getUserMedia) throw new DOMException('no mediaDevices', 'NotSupportedError');
+  const stream = await navigator.mediaDevices.getUserMedia({
+    video: { facingMode: 'user', width: { ideal: 1920 }, height: { ideal: 1080 } },
+    audio: false,
+  });
+  const video = h('video', { class: 'camera-video', autoplay: true, muted: true, playsinline: true });
+  video.srcObject = stream;
+  await video.play().catch(() => undefined);
+  const element = h(
+    'div',
+    { class: 'camera' },
+    video,
+    framingGuide(),
+    h(
+      'p',
+      { class: 'guide-text' },
+      'Step back until the head is below the top line and the feet are above the bottom line; centre yourself on the middle line.',
+    ),
+  );
+  return {
+    element,
+    async capture() {
+      if (video.videoWidth === 0) await new Promise((resolve) => video.addEventListener('loadeddata', resolve, { once: true }));
+      const canvas = h('canvas', { width: video.videoWidth, height: video.videoHeight });
+      canvas.getContext('2d')!.drawImage(video, 0, 0);
+      return new Promise<Blob>((resolve, reject) =>
+        canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('the photo could not be taken'))), 'image/jpeg', 0.92),
+      );
+    },
+    stop() {
+      for (const track of stream.getTracks()) track.stop();
+      video.srcObject = null;
+    },
+  };
+}

@@ -1,0 +1,184 @@
+/**
+ * Catalogue: the shop's garments (photo, name, category, sizes), kept on the
+ * appliance; searchable, and added or removed with large touch targets.
+ */
+import type { GarmentView } from '../../server/gui/contract.ts';
+import { call, plainWords } from '../api.ts';
+import { dataUrlOf, h, replace, toast } from '../dom.ts';
+import { CATEGORIES, EU_SIZES, LETTER_SIZES, WAIST_SIZES } from '../sizes.ts';
+import type { Screen } from '../main.ts';
+
+/** The Catalogue screen. */
+export const renderCatalogue: Screen = (root) => {
+  let garments: GarmentView[] = [];
+  const list = h('div', { class: 'garment-grid catalogue', id: 'catalogue-grid' });
+  const search = h('input', {
+    type: 'search',
+    placeholder: 'Search by name, category or size',
+    'aria-label': 'Search the catalogue',
+    class: 'big-input',
+    id: 'catalogue-search',
+  });
+
+  const draw = (): void => {
+    const query = search.value.trim().toLowerCase();
+    const shown = garments.filter((garment) =>
+      `${garment.name} ${garment.category} ${garment.sizes.join(' ')}`.toLowerCase().includes(query),
+    );
+    if (garments.length === 0) {
+      replace(list, h('p', { class: 'hint' }, 'No garments yet. Add the first one with the form.'));
+      return;
+    }
+    replace(
+      list,
+      ...shown.map((garment) =>
+        h(
+          'article',
+          { class: 'garment-card', 'data-garment': garment.id },
+          h('img', { src: garment.imageUrl, alt: '', loading: 'lazy' }),
+          h('h3', {}, garment.name),
+          h('p', { class: 'tile-meta' }, `${garment.category} · ${garment.sizes.join(' ') || 'no sizes'}`),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'button quiet small',
+              'aria-label': `Remove ${garment.name}`,
+              onclick: async () => {
+                if (!confirm(`Remove “${garment.name}” from the catalogue?`)) return;
+                try {
+                  await call('DELETE', `/gui/api/garments/${garment.id}`);
+                  garments = garments.filter((other) => other.id !== garment.id);
+                  draw();
+                } catch (error) {
+                  toast(plainWords(error), 'error');
+                }
+              },
+            },
+            'Remove',
+          ),
+        ),
+      ),
+      shown.length === 0 && h('p', { class: 'hint' }, 'Nothing matches the search.'),
+    );
+  };
+  search.oninput = draw;
+
+  const name = h('input', { id: 'garment-name', class: 'big-input', required: true, maxlength: 100, autocomplete: 'off' });
+  const category = h(
+    'select',
+    { id: 'garment-category', class: 'big-select' },
+    ...CATEGORIES.map((value) => h('option', { value }, value)),
+  );
+  const sizes = new Set<string>();
+  const sizeChip = (size: string): HTMLButtonElement =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'chip',
+        'aria-pressed': 'false',
+        'data-size': size,
+        onclick: (event: Event) => {
+          const chip = event.currentTarget as HTMLButtonElement;
+          if (sizes.has(size)) sizes.delete(size);
+          else sizes.add(size);
+          chip.setAttribute('aria-pressed', String(sizes.has(size)));
+        },
+      },
+      size,
+    );
+  const photo = h('input', {
+    id: 'garment-photo',
+    type: 'file',
+    accept: 'image/jpeg,image/png,image/webp',
+    required: true,
+    class: 'file-input',
+  });
+  const preview = h('img', { class: 'garment-preview', alt: '', hidden: true });
+  photo.onchange = () => {
+    const file = photo.files?.[0];
+    if (preview.src) URL.revokeObjectURL(preview.src);
+    preview.hidden = !file;
+    if (file) preview.src = URL.createObjectURL(file);
+  };
+  const message = h('p', { class: 'error-box', role: 'alert', hidden: true });
+  const addButton = h('button', { type: 'submit', class: 'button primary', id: 'add-garment' }, 'Add to the catalogue');
+  const form = h(
+    'form',
+    {
+      class: 'panel',
+      'aria-labelledby': 'add-title',
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        message.hidden = true;
+        const file = photo.files?.[0];
+        if (!file) {
+          message.textContent = 'Choose a photo of the garment.';
+          message.hidden = false;
+          return;
+        }
+        addButton.disabled = true;
+        try {
+          const created = await call<GarmentView>('POST', '/gui/api/garments', {
+            name: name.value,
+            category: category.value,
+            sizes: [...sizes],
+            image: await dataUrlOf(file),
+          });
+          garments = [created, ...garments];
+          form.reset();
+          sizes.clear();
+          for (const chip of form.querySelectorAll('[data-size]')) chip.setAttribute('aria-pressed', 'false');
+          preview.hidden = true;
+          draw();
+          toast(`“${created.name}” is in the catalogue.`);
+        } catch (error) {
+          message.textContent = plainWords(error);
+          message.hidden = false;
+        } finally {
+          addButton.disabled = false;
+        }
+      },
+    },
+    h('h2', { id: 'add-title' }, 'Add a garment'),
+    h('label', { for: 'garment-name' }, 'Name'),
+    name,
+    h('label', { for: 'garment-category' }, 'Category'),
+    category,
+    h('p', { class: 'label' }, 'Sizes in stock'),
+    h('div', { class: 'chips', role: 'group', 'aria-label': 'Letter sizes' }, ...LETTER_SIZES.map(sizeChip)),
+    h(
+      'details',
+      {},
+      h('summary', {}, 'EU and waist sizes'),
+      h(
+        'div',
+        { class: 'chips', role: 'group', 'aria-label': 'EU and waist sizes' },
+        ...EU_SIZES.map(sizeChip),
+        ...WAIST_SIZES.map(sizeChip),
+      ),
+    ),
+    h('label', { for: 'garment-photo' }, 'Photo (the garment alone, on a plain background)'),
+    photo,
+    preview,
+    message,
+    addButton,
+  );
+
+  replace(
+    root,
+    h(
+      'div',
+      { class: 'catalogue-layout' },
+      h('section', { class: 'panel', 'aria-labelledby': 'catalogue-title' }, h('h1', { id: 'catalogue-title' }, 'Catalogue'), search, list),
+      form,
+    ),
+  );
+  call<GarmentView[]>('GET', '/gui/api/garments')
+    .then((loaded) => {
+      garments = loaded;
+      draw();
+    })
+    .catch((error: unknown) => replace(list, h('p', { class: 'error-box' }, plainWords(error))));
+};

@@ -1,0 +1,535 @@
+/**
+ * Try on: the customer's photo (camera or file), one to four garments (from
+ * the catalogue or a photo), size, usual size, fit and styling; then the live
+ * stage and progress, the result beside the original with a before/after
+ * slider, save, and erasing the customer's photos with one tap.
+ */
+import type { Engine, TryOn } from '../../client/index.ts';
+import type { GarmentView } from '../../server/gui/contract.ts';
+import { call, plainWords } from '../api.ts';
+import { cameraProblem, openCamera, type CameraView } from '../camera.ts';
+import { dataUrlOf, h, replace, toast } from '../dom.ts';
+import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES } from '../sizes.ts';
+import type { Screen } from '../main.ts';
+
+const MAX_ITEMS = 4;
+const STAGES: Record<string, string> = {
+  queued: 'Waiting for its turn',
+  preprocessing: 'Reading the photos',
+  generating: 'Dressing the customer',
+  finishing: 'Finishing the picture',
+};
+
+interface Picked {
+  key: string;
+  label: string;
+  url: string;
+  category: string;
+  sizes: string[];
+  data: () => Promise<string>;
+  /** Uploaded pictures are the customer's, erased with the customer's photos. */
+  uploaded: boolean;
+}
+
+function sizeSelect(id: string, value: string, preferred: string[] = []): HTMLSelectElement {
+  const select = h('select', { id, class: 'big-select' });
+  const group = (label: string, sizes: string[]): HTMLOptGroupElement =>
+    h('optgroup', { label }, ...sizes.map((size) => h('option', { value: size, selected: size === value }, size)));
+  if (preferred.length > 0) select.append(group('This garment', preferred));
+  select.append(group('Letter', LETTER_SIZES), group('EU', EU_SIZES), group('Waist', WAIST_SIZES));
+  select.value = value;
+  return select;
+}
+
+function choiceRow(name: string, values: readonly string[], selected: Set<string>, multiple: boolean): HTMLElement {
+  const buttons = values.map((value) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'chip',
+        'data-value': value,
+        'aria-pressed': String(selected.has(value)),
+        onclick: (event: Event) => {
+          const button = event.currentTarget as HTMLButtonElement;
+          if (multiple) {
+            if (selected.has(value)) selected.delete(value);
+            else selected.add(value);
+          } else {
+            selected.clear();
+            selected.add(value);
+          }
+          for (const other of buttons) other.setAttribute('aria-pressed', String(selected.has(other.dataset.value!)));
+          button.focus();
+        },
+      },
+      value.replace('-', ' '),
+    ),
+  );
+  return h('div', { class: 'chips', role: 'group', 'aria-label': name }, ...buttons);
+}
+
+/** The Try on screen. */
+export const renderTryOn: Screen = (root) => {
+  let camera: CameraView | null = null;
+  let selfie: { blob: Blob; url: string } | null = null;
+  const picked: Picked[] = [];
+  const genIds: string[] = [];
+  const objectUrls = new Set<string>();
+  let catalogue: GarmentView[] = [];
+  let engines: Engine[] = [];
+  let polling = true;
+  const fit = new Set<string>(['regular']);
+  const styling = new Set<string>();
+
+  const objectUrl = (blob: Blob): string => {
+    const url = URL.createObjectURL(blob);
+    objectUrls.add(url);
+    return url;
+  };
+
+  // 1. The customer's photo.
+  const photoArea = h('div', { class: 'photo-area' });
+  const cameraMessage = h('p', { class: 'error-box', role: 'alert', hidden: true });
+  const fileInput = h('input', { type: 'file', accept: 'image/jpeg,image/png,image/webp', id: 'selfie-file', class: 'visually-hidden' });
+  const startCameraButton = h('button', { type: 'button', class: 'button', id: 'start-camera' }, 'Use the camera');
+  const captureButton = h('button', { type: 'button', class: 'button primary', id: 'take-photo', hidden: true }, 'Take the photo');
+  const retakeButton = h('button', { type: 'button', class: 'button', id: 'retake', hidden: true }, 'Take another');
+
+  const showSelfie = (): void => {
+    if (selfie) {
+      replace(photoArea, h('img', { src: selfie.url, alt: 'The customer’s photo', class: 'selfie-preview', id: 'selfie-preview' }));
+      captureButton.hidden = true;
+      startCameraButton.hidden = true;
+      retakeButton.hidden = false;
+    } else {
+      replace(photoArea, h('div', { class: 'placeholder' }, 'No photo yet. Use the camera or choose a photo file.'));
+      startCameraButton.hidden = false;
+      retakeButton.hidden = true;
+    }
+    updateStart();
+  };
+
+  const stopCamera = (): void => {
+    camera?.stop();
+    camera = null;
+    captureButton.hidden = true;
+  };
+
+  const startCamera = async (): Promise<void> => {
+    cameraMessage.hidden = true;
+    startCameraButton.disabled = true;
+    try {
+      camera = await openCamera();
+      replace(photoArea, camera.element);
+      captureButton.hidden = false;
+      startCameraButton.hidden = true;
+      captureButton.focus();
+    } catch (error) {
+      cameraMessage.textContent = cameraProblem(error);
+      cameraMessage.hidden = false;
+    } finally {
+      startCameraButton.disabled = false;
+    }
+  };
+  startCameraButton.onclick = () => void startCamera();
+  captureButton.onclick = async () => {
+    if (!camera) return;
+    const blob = await camera.capture();
+    stopCamera();
+    selfie = { blob, url: objectUrl(blob) };
+    showSelfie();
+  };
+  retakeButton.onclick = () => {
+    selfie = null;
+    showSelfie();
+    void startCamera();
+  };
+  fileInput.onchange = () => {
+    const file = fileInput.files?.[0];
+    if (!file) return;
+    stopCamera();
+    selfie = { blob: file, url: objectUrl(file) };
+    fileInput.value = '';
+    showSelfie();
+  };
+
+  const photoPanel = h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'photo-title' },
+    h('h2', { id: 'photo-title' }, '1 · Customer photo'),
+    photoArea,
+    cameraMessage,
+    h(
+      'div',
+      { class: 'actions' },
+      startCameraButton,
+      captureButton,
+      retakeButton,
+      h('label', { for: 'selfie-file', class: 'button', tabindex: '0', role: 'button', id: 'choose-selfie' }, 'Choose a photo file'),
+      fileInput,
+    ),
+  );
+
+  // 2. Garments.
+  const search = h('input', {
+    type: 'search',
+    placeholder: 'Search the catalogue',
+    'aria-label': 'Search the catalogue',
+    class: 'big-input',
+  });
+  const grid = h('div', { class: 'garment-grid', id: 'pick-grid' });
+  const pickedList = h('div', { class: 'picked', 'aria-live': 'polite' });
+  const garmentFile = h('input', { type: 'file', accept: 'image/jpeg,image/png,image/webp', id: 'garment-file', class: 'visually-hidden' });
+
+  const renderPicked = (): void => {
+    replace(
+      pickedList,
+      picked.length === 0
+        ? h('p', { class: 'hint' }, `Pick up to ${MAX_ITEMS} garments.`)
+        : h(
+            'ul',
+            { class: 'picked-list' },
+            ...picked.map((item) =>
+              h(
+                'li',
+                {},
+                h('img', { src: item.url, alt: '' }),
+                h('span', {}, item.label),
+                h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'button quiet small',
+                    'aria-label': `Remove ${item.label}`,
+                    onclick: () => {
+                      picked.splice(picked.indexOf(item), 1);
+                      renderGrid();
+                      renderPicked();
+                      refreshSizes();
+                    },
+                  },
+                  'Remove',
+                ),
+              ),
+            ),
+          ),
+    );
+    updateStart();
+  };
+
+  const renderGrid = (): void => {
+    const query = search.value.trim().toLowerCase();
+    const shown = catalogue.filter((garment) =>
+      `${garment.name} ${garment.category} ${garment.sizes.join(' ')}`.toLowerCase().includes(query),
+    );
+    replace(
+      grid,
+      ...(catalogue.length === 0
+        ? [h('p', { class: 'hint' }, 'The catalogue is empty. Add garments under Catalogue, or use a photo.')]
+        : shown.map((garment) => {
+            const chosen = picked.some((item) => item.key === garment.id);
+            return h(
+              'button',
+              {
+                type: 'button',
+                class: 'garment-tile',
+                'aria-pressed': String(chosen),
+                'data-garment': garment.id,
+                onclick: () => {
+                  const index = picked.findIndex((item) => item.key === garment.id);
+                  if (index >= 0) picked.splice(index, 1);
+                  else if (picked.length >= MAX_ITEMS) toast(`At most ${MAX_ITEMS} garments per try-on.`, 'error');
+                  else
+                    picked.push({
+                      key: garment.id,
+                      label: garment.name,
+                      url: garment.imageUrl,
+                      category: garment.category,
+                      sizes: garment.sizes,
+                      uploaded: false,
+                      data: async () => dataUrlOf(await (await fetch(garment.imageUrl, { credentials: 'same-origin' })).blob()),
+                    });
+                  renderGrid();
+                  renderPicked();
+                  refreshSizes();
+                },
+              },
+              h('img', { src: garment.imageUrl, alt: '', loading: 'lazy' }),
+              h('span', { class: 'tile-name' }, garment.name),
+              h('span', { class: 'tile-meta' }, `${garment.category} · ${garment.sizes.join(' ') || 'no sizes'}`),
+            );
+          })),
+    );
+  };
+  search.oninput = renderGrid;
+  garmentFile.onchange = () => {
+    const file = garmentFile.files?.[0];
+    garmentFile.value = '';
+    if (!file) return;
+    if (picked.length >= MAX_ITEMS) {
+      toast(`At most ${MAX_ITEMS} garments per try-on.`, 'error');
+      return;
+    }
+    picked.push({
+      key: `upload-${objectUrls.size}`,
+      label: file.name || 'Garment photo',
+      url: objectUrl(file),
+      category: 'auto',
+      sizes: [],
+      uploaded: true,
+      data: () => dataUrlOf(file),
+    });
+    renderPicked();
+  };
+
+  const garmentPanel = h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'garment-title' },
+    h('h2', { id: 'garment-title' }, '2 · Garments'),
+    search,
+    grid,
+    h(
+      'div',
+      { class: 'actions' },
+      h('label', { for: 'garment-file', class: 'button', tabindex: '0', role: 'button' }, 'Use a garment photo'),
+      garmentFile,
+    ),
+    pickedList,
+  );
+
+  // 3. Size, fit, styling.
+  const sizeHolder = h('div', {});
+  const personSizeHolder = h('div', {});
+  let size = sizeSelect('size', 'M');
+  let personSize = sizeSelect('person-size', 'M');
+  const engineSelect = h('select', { id: 'engine', class: 'big-select' });
+  const engineNote = h('p', { class: 'warning-box', hidden: true });
+  const refreshSizes = (): void => {
+    const preferred = [...new Set(picked.flatMap((item) => item.sizes))];
+    const keep = size.value;
+    size = sizeSelect('size', preferred.includes(keep) || preferred.length === 0 ? keep : preferred[0]!, preferred);
+    replace(sizeHolder, h('label', { for: 'size' }, 'Garment size'), size);
+  };
+  replace(sizeHolder, h('label', { for: 'size' }, 'Garment size'), size);
+  replace(personSizeHolder, h('label', { for: 'person-size' }, 'Customer’s usual size'), personSize);
+  personSize.onchange = () => undefined;
+
+  const startButton = h('button', { type: 'button', class: 'button primary huge', id: 'start-try-on', disabled: true }, 'Start the try-on');
+  const startHint = h('p', { class: 'hint', id: 'start-hint' });
+  function updateStart(): void {
+    const missing = [!selfie && 'a customer photo', picked.length === 0 && 'a garment'].filter(Boolean);
+    startButton.disabled = missing.length > 0;
+    startHint.textContent = missing.length > 0 ? `Still needed: ${missing.join(' and ')}.` : 'Ready.';
+  }
+
+  const optionsPanel = h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'options-title' },
+    h('h2', { id: 'options-title' }, '3 · Size and fit'),
+    h('div', { class: 'two-columns' }, sizeHolder, personSizeHolder),
+    h('p', { class: 'label' }, 'Fit'),
+    choiceRow('Fit', FITS, fit, false),
+    h('p', { class: 'label' }, 'Styling'),
+    choiceRow('Styling', STYLING, styling, true),
+    h('label', { for: 'engine' }, 'Engine'),
+    engineSelect,
+    engineNote,
+    startButton,
+    startHint,
+  );
+
+  // The result.
+  const resultSection = h('section', { class: 'panel result', id: 'result', 'aria-labelledby': 'result-title', hidden: true });
+
+  const progressView = (view: TryOn): HTMLElement => {
+    const stage = STAGES[view.stage ?? 'queued'] ?? 'Working';
+    const percent = Math.round((view.progress ?? 0) * 100);
+    return h(
+      'div',
+      { class: 'progress-view' },
+      h('p', { class: 'stage', id: 'stage' }, `${stage}…`),
+      h('progress', { max: 100, value: percent, 'aria-label': 'Progress' }),
+      h('p', { class: 'hint' }, `${percent} %`),
+    );
+  };
+
+  const compare = (before: string, after: string): HTMLElement => {
+    const slider = h('input', { type: 'range', min: 0, max: 100, value: 50, 'aria-label': 'Before and after', class: 'compare-slider' });
+    const afterImage = h('img', { src: after, alt: 'The try-on result', class: 'compare-after', id: 'result-image' });
+    const box = h(
+      'div',
+      { class: 'compare' },
+      h('img', { src: before, alt: 'The original photo', class: 'compare-before' }),
+      afterImage,
+      h('div', { class: 'compare-line' }),
+    );
+    const set = (): void => {
+      box.style.setProperty('--split', `${slider.value}%`);
+    };
+    slider.oninput = set;
+    set();
+    return h(
+      'div',
+      { class: 'compare-wrap' },
+      h('div', { class: 'compare-labels' }, h('span', {}, 'Before'), h('span', {}, 'After')),
+      box,
+      slider,
+    );
+  };
+
+  const eraseButton = (): HTMLButtonElement =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'button danger',
+        id: 'erase',
+        onclick: async (event: Event) => {
+          const button = event.currentTarget as HTMLButtonElement;
+          button.disabled = true;
+          try {
+            for (const id of genIds) await call('DELETE', `/api/v1/try-on/${id}`);
+            genIds.length = 0;
+            stopCamera();
+            selfie = null;
+            for (const item of [...picked]) if (item.uploaded) picked.splice(picked.indexOf(item), 1);
+            for (const url of objectUrls) URL.revokeObjectURL(url);
+            objectUrls.clear();
+            resultSection.hidden = true;
+            resultSection.replaceChildren();
+            showSelfie();
+            renderPicked();
+            toast('The customer’s photos are erased.');
+          } catch (error) {
+            toast(plainWords(error), 'error');
+          } finally {
+            button.disabled = false;
+          }
+        },
+      },
+      'Erase the customer’s photos',
+    );
+
+  const showResult = (view: TryOn): void => {
+    const title = h('h2', { id: 'result-title' }, 'Result');
+    if (view.status === 'pending') {
+      replace(resultSection, title, progressView(view));
+      return;
+    }
+    if (view.status === 'complete' && selfie) {
+      const imageUrl = `/api/v1/try-on/${view.genId}/image`;
+      replace(
+        resultSection,
+        title,
+        h(
+          'div',
+          { class: 'result-grid' },
+          h(
+            'figure',
+            {},
+            h('img', { src: selfie.url, alt: 'The original photo', class: 'result-original' }),
+            h('figcaption', {}, 'Original'),
+          ),
+          h(
+            'figure',
+            {},
+            h('img', { src: imageUrl, alt: 'Wearing the garment', class: 'result-after', id: 'result-side' }),
+            h('figcaption', {}, 'Try-on'),
+          ),
+        ),
+        compare(selfie.url, imageUrl),
+        h(
+          'div',
+          { class: 'actions' },
+          h('a', { class: 'button primary', href: imageUrl, download: `try-on-${view.genId}.jpg`, id: 'save' }, 'Save the picture'),
+          eraseButton(),
+        ),
+      );
+      return;
+    }
+    const why = view.status === 'failed' ? plainWords(view.error ?? { code: 'engine_failed' }) : 'The try-on was canceled.';
+    replace(resultSection, title, h('p', { class: 'error-box', id: 'result-error' }, why), h('div', { class: 'actions' }, eraseButton()));
+  };
+
+  startButton.onclick = async () => {
+    if (!selfie || picked.length === 0) return;
+    startButton.disabled = true;
+    resultSection.hidden = false;
+    replace(resultSection, h('h2', { id: 'result-title' }, 'Result'), h('p', { class: 'stage' }, 'Sending the photos…'));
+    resultSection.scrollIntoView({ behavior: 'smooth', block: 'start' });
+    try {
+      const body: Record<string, unknown> = {
+        selfie: await dataUrlOf(selfie.blob),
+        items: await Promise.all(picked.map((item) => item.data())),
+        categories: picked.map((item) => item.category),
+        size: size.value,
+        personSize: personSize.value,
+        fit: [...fit][0] ?? 'regular',
+        styling: [...styling],
+      };
+      if (engineSelect.value) body.engine = engineSelect.value;
+      const accepted = await call<{ genId: string }>('POST', '/api/v1/try-on', body, { 'idempotency-key': crypto.randomUUID() });
+      genIds.push(accepted.genId);
+      let view = await call<TryOn>('GET', `/api/v1/try-on/${accepted.genId}`);
+      while (view.status === 'pending' && polling) {
+        showResult(view);
+        view = await call<TryOn>('GET', `/api/v1/try-on/${accepted.genId}?wait=2`);
+      }
+      if (polling) showResult(view);
+    } catch (error) {
+      replace(
+        resultSection,
+        h('h2', { id: 'result-title' }, 'Result'),
+        h('p', { class: 'error-box', id: 'result-error' }, plainWords(error)),
+      );
+    } finally {
+      updateStart();
+    }
+  };
+
+  replace(
+    root,
+    h('h1', { class: 'visually-hidden' }, 'Try on'),
+    h('div', { class: 'try-on-grid' }, photoPanel, garmentPanel, optionsPanel),
+    resultSection,
+  );
+  showSelfie();
+  renderPicked();
+
+  call<GarmentView[]>('GET', '/gui/api/garments')
+    .then((list) => {
+      catalogue = list;
+      renderGrid();
+    })
+    .catch((error: unknown) => replace(grid, h('p', { class: 'error-box' }, plainWords(error))));
+  call<Engine[]>('GET', '/api/v1/engines')
+    .then((list) => {
+      engines = list;
+      replace(
+        engineSelect,
+        h('option', { value: '' }, 'Best available'),
+        ...engines.map((engine) =>
+          h(
+            'option',
+            { value: engine.id, disabled: !engine.ready },
+            `${engine.name} (${engine.device}${engine.ready ? '' : ', not ready'})`,
+          ),
+        ),
+      );
+      const ready = engines.filter((engine) => engine.ready);
+      if (ready.length === 0) {
+        engineNote.textContent = 'No try-on engine is ready yet, so a try-on cannot start. See Settings → Engines.';
+        engineNote.hidden = false;
+      }
+    })
+    .catch((error: unknown) => {
+      engineNote.textContent = plainWords(error);
+      engineNote.hidden = false;
+    });
+
+  return () => {
+    polling = false;
+    stopCamera();
+  };
+};

@@ -1,0 +1,43 @@
+/**
+ * The shapes of the GUI's private routes (/gui/api), shared with renderer/
+ * as type-only imports so that the two cannot disagree.
+ */
+import type { CatalogueGarment } from '../store/schema.ts';
+
+/** A catalogue garment as the GUI sees it. */
+export interface GarmentView {
+  id: string;
+  name: string;
+  category: CatalogueGarment['category'];
+  sizes: string[];
+  imageUrl: string;
+  createdAt: string;
+}
+
+/** GET /gui/api/session. */
+export interface SessionInfo {
+  signedIn: boolean;
+  /** Whether a staff PIN has been set. */
+  pinSet: boolean;
+  /** Whether the appliance was started by the Electron shell (which can sign its window in). */
+  shell: boolean;
+  version: string;
+  via?: 'key' | 'pin' | 'shell';
+  keyId?: string;
+  keyName?: string;
+  expiresAt?: string;
+  csrfToken?: string;
+}
+
+/** POST /gui/api/session. */
+export type SignIn = { method: 'key'; key: string; newPin?: string } | { method: 'pin'; pin: string } | { method: 'shell'; token: string };
+
+/** GET /gui/api/settings. */
+export interface GuiSettings {
+  version: string;
+  retentionDays: number;
+  eraseInputsWhenDone: boolean;
+  pinSet: boolean;
+  sessionKeyId: string;
+  guiKeyId: string | null;
+}

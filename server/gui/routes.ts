@@ -1,0 +1,193 @@
+/**
+ * The GUI's private routes (`/gui/api/…`, not part of the v1 contract):
+ * sign-in and sign-out, the staff PIN, the appliance's retention settings and
+ * the garment catalogue. The GUI calls everything else through /api/v1 with
+ * its session (see server/api/middleware/api-key.ts).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import { ApiError } from '../api/errors.ts';
+import { apiKey, requireScope } from '../api/middleware/api-key.ts';
+import { jsonBody } from '../api/middleware/json-body.ts';
+import { requestId } from '../api/middleware/request-id.ts';
+import { authOf } from '../api/request-context.ts';
+import { contentType, readImage } from '../images/files.ts';
+import { findActiveKey } from '../keys/api-keys.ts';
+import type { AppDeps } from '../app.ts';
+import { checkGarment, findGarment, garmentView, newGarmentId, removeGarmentImage, storeGarmentImage } from './catalogue.ts';
+import {
+  checkPinShape,
+  clearSessionCookie,
+  createSession,
+  csrfTokenFor,
+  ensureGuiKey,
+  findSession,
+  hashPin,
+  PinThrottle,
+  sessionTokenOf,
+  setSessionCookie,
+  verifyPin,
+} from './session.ts';
+import type { GuiSettings, SessionInfo } from './contract.ts';
+
+/** Refuses a sign-in posted from another site (a login CSRF). */
+function checkSameSite(req: Request): void {
+  const site = req.get('sec-fetch-site');
+  const origin = req.get('origin');
+  if (site === 'cross-site' || site === 'same-site' || (origin && origin !== `${req.protocol}://${req.get('host') ?? ''}`)) {
+    throw new ApiError('forbidden', 'Sign in from the appliance’s own page.');
+  }
+}
+
+function launchTokenMatches(expected: string | null | undefined, given: unknown): boolean {
+  if (!expected || typeof given !== 'string' || given.length !== expected.length) return false;
+  return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+}
+
+/** The router mounted at /gui/api. */
+export function guiRoutes(deps: AppDeps): Router {
+  const { store, clock, config } = deps;
+  const launchToken = deps.guiLaunchToken ?? null;
+  const throttle = new PinThrottle();
+  const body = jsonBody({ limitBytes: config.bodyLimitBytes });
+  const router = Router();
+  router.use(requestId());
+
+  router.get('/session', (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    const token = sessionTokenOf(req);
+    const found = token ? findSession(store.state, token, clock()) : undefined;
+    const common = { pinSet: store.state.gui.pinHash !== null, shell: launchToken !== null, version: deps.version };
+    if (!token || !found) {
+      res.json({ signedIn: false, ...common } satisfies SessionInfo);
+      return;
+    }
+    const info: SessionInfo = {
+      signedIn: true,
+      ...common,
+      via: found.session.via,
+      keyId: found.key.id,
+      keyName: found.key.name,
+      expiresAt: found.session.expiresAt,
+      csrfToken: csrfTokenFor(token),
+    };
+    res.json(info);
+  });
+
+  router.post('/session', body, async (req: Request, res: Response) => {
+    checkSameSite(req);
+    const fields = (req.body ?? {}) as Record<string, unknown>;
+    const now = clock();
+    let keyId: string;
+    let newPinHash: string | null = null;
+    const via = fields.method;
+    if (via === 'key') {
+      const key = typeof fields.key === 'string' ? findActiveKey(store.state, fields.key.trim(), now) : undefined;
+      if (!key) throw new ApiError('unauthorized', 'That admin key is unknown, revoked or expired.');
+      if (key.scope !== 'admin') throw new ApiError('forbidden', 'Staff sign in with an admin key; this one is a standard key.');
+      if (fields.newPin !== undefined) newPinHash = await hashPin(checkPinShape(fields.newPin));
+      keyId = key.id;
+    } else if (via === 'pin') {
+      throttle.check(now);
+      const pinHash = store.state.gui.pinHash;
+      if (pinHash === null) throw new ApiError('conflict', 'No PIN is set yet: sign in with the admin key and choose one.');
+      if (typeof fields.pin !== 'string' || !(await verifyPin(fields.pin, pinHash))) {
+        throttle.fail(now);
+        throw new ApiError('unauthorized', 'That PIN is not right.');
+      }
+      throttle.succeed();
+      keyId = '';
+    } else if (via === 'shell') {
+      if (!launchTokenMatches(launchToken, fields.token)) throw new ApiError('unauthorized', 'The app’s sign-in token is not valid.');
+      keyId = '';
+    } else {
+      throw new ApiError('validation_failed', 'method: must be "key", "pin" or "shell"', {
+        errors: [{ field: 'method', message: 'must be "key", "pin" or "shell"' }],
+      });
+    }
+    const token = await store.mutate((state) => {
+      if (newPinHash !== null) state.gui.pinHash = newPinHash;
+      const actAs = keyId === '' ? ensureGuiKey(state, now).id : keyId;
+      return createSession(state, actAs, via, now);
+    });
+    setSessionCookie(res, token);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ signedIn: true, via, csrfToken: csrfTokenFor(token) });
+  });
+
+  // Everything below needs a session (with its CSRF token on changes) or an admin key.
+  router.use(apiKey({ store, clock }), requireScope('admin'), ...body);
+
+  router.delete('/session', async (req, res) => {
+    const sessionId = authOf(req).sessionId;
+    if (sessionId) {
+      await store.mutate((state) => {
+        delete state.gui.sessions[sessionId];
+      });
+    }
+    clearSessionCookie(res);
+    res.status(204).end();
+  });
+
+  router.put('/pin', async (req, res) => {
+    const pin = checkPinShape(((req.body ?? {}) as Record<string, unknown>).pin);
+    const hash = await hashPin(pin);
+    await store.mutate((state) => {
+      state.gui.pinHash = hash;
+    });
+    res.status(204).end();
+  });
+
+  router.get('/settings', (req, res) => {
+    const settings: GuiSettings = {
+      version: deps.version,
+      retentionDays: config.imageRetentionDays,
+      eraseInputsWhenDone: config.eraseInputsWhenDone,
+      pinSet: store.state.gui.pinHash !== null,
+      sessionKeyId: authOf(req).key.id,
+      guiKeyId: store.state.gui.keyId,
+    };
+    res.json(settings);
+  });
+
+  router.get('/garments', (_req, res) => {
+    const garments = Object.values(store.state.gui.garments).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    res.json(garments.map(garmentView));
+  });
+
+  router.post('/garments', async (req, res) => {
+    const checked = await checkGarment(req.body, config.imageLimits);
+    const now = clock();
+    const id = newGarmentId(now);
+    const image = await storeGarmentImage(store.dataDir, id, checked.image.normalized);
+    const garment = { id, name: checked.name, category: checked.category, sizes: checked.sizes, image, createdAt: now.toISOString() };
+    try {
+      await store.mutate((state) => {
+        state.gui.garments[id] = garment;
+      });
+    } catch (error) {
+      await removeGarmentImage(store.dataDir, garment);
+      throw error;
+    }
+    res.status(201).json(garmentView(garment));
+  });
+
+  router.get('/garments/:id/image', async (req, res) => {
+    const garment = findGarment(store.state.gui.garments, req.params.id!);
+    const bytes = await readImage(store.dataDir, garment.image);
+    res.setHeader('Cache-Control', 'private, max-age=3600');
+    res.type(contentType(garment.image.format)).send(bytes);
+  });
+
+  router.delete('/garments/:id', async (req, res) => {
+    const garment = await store.mutate((state) => {
+      const found = findGarment(state.gui.garments, req.params.id!);
+      delete state.gui.garments[found.id];
+      return found;
+    });
+    await removeGarmentImage(store.dataDir, garment);
+    res.status(204).end();
+  });
+
+  return router;
+}

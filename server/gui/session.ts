@@ -1,0 +1,166 @@
+/**
+ * Sessions of the shop-floor GUI. A session is an HttpOnly, SameSite=Strict
+ * cookie holding a random token; the state keeps only its SHA-256. A session
+ * acts as an admin key: the one it signed in with, or the GUI's own key for
+ * PIN and shell (Electron) sign-ins. State-changing requests must also carry
+ * the session's CSRF token (derived from the cookie token, so it needs no
+ * storage) in `X-CSRF-Token`, and must not come from another site.
+ */
+import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { ApiError } from '../api/errors.ts';
+import { createKey, generateKey, isKeyActive } from '../keys/api-keys.ts';
+import { newId } from '../store/ids.ts';
+import type { ApiKeyRecord, GuiSession, State } from '../store/schema.ts';
+
+export const SESSION_COOKIE = 'fr_session';
+export const CSRF_HEADER = 'x-csrf-token';
+/** Sessions end this long after sign-in (a working day and then some). */
+export const SESSION_HOURS = 12;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+const PIN_PATTERN = /^[0-9]{4,12}$/;
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The CSRF token that belongs to a session's cookie token. */
+export function csrfTokenFor(token: string): string {
+  return createHash('sha256').update(`csrf\n${token}`).digest('base64url');
+}
+
+/** The session token from the request's Cookie header, if any. */
+export function sessionTokenOf(req: Request): string | undefined {
+  const header = req.get('cookie');
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return rest.join('=') || undefined;
+  }
+  return undefined;
+}
+
+/** The live session and key behind a cookie token, if both are still valid. */
+export function findSession(state: State, token: string, now: Date): { session: GuiSession; key: ApiKeyRecord } | undefined {
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
+  const hash = sha256(token);
+  const session = Object.values(state.gui.sessions).find((candidate) => candidate.hash === hash);
+  if (!session || now.getTime() >= Date.parse(session.expiresAt)) return undefined;
+  const key = state.keys.find((candidate) => candidate.id === session.keyId);
+  return key && isKeyActive(key, now) ? { session, key } : undefined;
+}
+
+/**
+ * Refuses a state-changing session request that lacks the session's CSRF
+ * token or comes from another site (403 problem); safe methods pass.
+ */
+export function checkCsrf(req: Request, token: string): void {
+  if (SAFE_METHODS.has(req.method)) return;
+  const site = req.get('sec-fetch-site');
+  if (site === 'cross-site' || site === 'same-site') {
+    throw new ApiError('forbidden', 'A request from another site cannot use the GUI session.');
+  }
+  const origin = req.get('origin');
+  if (origin && origin !== 'null' && origin !== `${req.protocol}://${req.get('host') ?? ''}`) {
+    throw new ApiError('forbidden', 'A request from another origin cannot use the GUI session.');
+  }
+  if (origin === 'null') throw new ApiError('forbidden', 'A request from an opaque origin cannot use the GUI session.');
+  const sent = req.get(CSRF_HEADER) ?? '';
+  const expected = csrfTokenFor(token);
+  if (sent.length !== expected.length || !timingSafeEqual(Buffer.from(sent), Buffer.from(expected))) {
+    throw new ApiError('forbidden', `A state-changing call with the GUI session needs its ${CSRF_HEADER} header.`);
+  }
+}
+
+/** Creates a session for a key; returns the cookie token (never stored). Expired sessions are pruned. */
+export function createSession(state: State, keyId: string, via: GuiSession['via'], now: Date): string {
+  for (const [id, session] of Object.entries(state.gui.sessions)) {
+    if (now.getTime() >= Date.parse(session.expiresAt)) delete state.gui.sessions[id];
+  }
+  const token = randomBytes(32).toString('base64url');
+  const id = newId('ses', now.getTime());
+  state.gui.sessions[id] = {
+    id,
+    hash: sha256(token),
+    keyId,
+    via,
+    createdAt: now.toISOString(),
+    expiresAt: new Date(now.getTime() + SESSION_HOURS * 3_600_000).toISOString(),
+  };
+  return token;
+}
+
+/** The admin key that PIN and shell sessions act as; created (its secret discarded) when missing or revoked. */
+export function ensureGuiKey(state: State, now: Date): ApiKeyRecord {
+  const existing = state.keys.find((key) => key.id === state.gui.keyId);
+  if (existing && isKeyActive(existing, now) && existing.expiresAt === undefined) return existing;
+  // The key's secret is thrown away: only sessions can act as it.
+  const { record } = createKey(state, 'shop-floor GUI (PIN and app sign-in)', 'admin', now, { key: generateKey() });
+  state.gui.keyId = record.id;
+  return record;
+}
+
+/** Sets the session cookie. */
+export function setSessionCookie(res: Response, token: string): void {
+  res.setHeader('Set-Cookie', `${SESSION_COOKIE}=${token}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${SESSION_HOURS * 3600}`);
+}
+
+/** Clears the session cookie. */
+export function clearSessionCookie(res: Response): void {
+  res.setHeader('Set-Cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+}
+
+/** Checks a PIN's shape; 422 otherwise. */
+export function checkPinShape(pin: unknown): string {
+  if (typeof pin !== 'string' || !PIN_PATTERN.test(pin)) {
+    throw new ApiError('validation_failed', 'pin: 4 to 12 digits are required', {
+      errors: [{ field: 'pin', message: 'must be 4 to 12 digits' }],
+    });
+  }
+  return pin;
+}
+
+function scryptAsync(pin: string, salt: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(pin, salt, 32, { N: 16384, r: 8, p: 1 }, (error, key) => (error ? reject(error) : resolve(key))),
+  );
+}
+
+/** The stored form of a PIN: `scrypt$<salt>$<hash>`. */
+export async function hashPin(pin: string): Promise<string> {
+  const salt = randomBytes(16);
+  return `scrypt$${salt.toString('base64')}$${(await scryptAsync(pin, salt)).toString('base64')}`;
+}
+
+/** Whether a PIN matches its stored form. */
+export async function verifyPin(pin: string, stored: string): Promise<boolean> {
+  const [scheme, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const actual = await scryptAsync(pin, Buffer.from(salt, 'base64'));
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/** Slows down PIN guessing: after 5 failures each further try waits, doubling from 30 s (in memory). */
+export class PinThrottle {
+  private failures = 0;
+  private blockedUntil = 0;
+
+  /** Throws 429 while sign-in by PIN is paused. */
+  check(now: Date): void {
+    const wait = Math.ceil((this.blockedUntil - now.getTime()) / 1000);
+    if (wait > 0) {
+      throw new ApiError('rate_limited', `Too many wrong PINs; try again in ${wait} seconds.`, { retryAfterSeconds: wait });
+    }
+  }
+
+  fail(now: Date): void {
+    this.failures += 1;
+    if (this.failures >= 5) this.blockedUntil = now.getTime() + 30_000 * 2 ** Math.min(this.failures - 5, 6);
+  }
+
+  succeed(): void {
+    this.failures = 0;
+    this.blockedUntil = 0;
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The shop-floor GUI end to end in Debian's Chromium: first sign-in with the
+ * admin key (choosing a PIN), a catalogue garment, the customer's photo taken
+ * through getUserMedia from Chromium's fake camera, a try-on with live
+ * progress and the result, the usage screen against GET /api/v1/usage, erase,
+ * sign-out and sign-in with the PIN. Screenshots of every screen go to
+ * test-output/gui/.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { Account, TryOn, Usage } from '../../client/index.ts';
+import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
+import { browserMissing, launchBrowser, screenshot } from './browser.ts';
+import { garmentJpeg, personJpeg, writeFakeCamera } from './media.ts';
+
+const STEP_TIMEOUT = 60_000;
+const skip = browserMissing() ?? false;
+
+async function scratch(t: TestContext): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'fittingroom-gui-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function openScreen(page: Page, name: string): Promise<void> {
+  await page.getByRole('link', { name }).click();
+  await page.waitForFunction((label) => document.querySelector('nav [aria-current="page"]')?.textContent === label, name);
+}
+
+test(
+  'sign in, add a garment, take the photo with the camera, try on, check usage, erase, sign in with the PIN',
+  { skip, timeout: 300_000 },
+  async (t) => {
+    const dir = await scratch(t);
+    const camera = await writeFakeCamera(dir);
+    const ta = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 2500 })] });
+    const browser = await launchBrowser(t, { fakeCamera: camera });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(STEP_TIMEOUT);
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+
+    // First sign-in: the admin key, choosing the staff PIN.
+    await page.goto(`${ta.url}/`);
+    await page.getByLabel('Admin key (fr_live_…)').waitFor();
+    await screenshot(page, '01-sign-in-first');
+    await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
+    await page.getByLabel(/Choose a staff PIN/).fill('2468');
+    await page.getByRole('button', { name: 'Sign in with the key' }).click();
+    await page.getByRole('navigation', { name: 'Screens' }).waitFor();
+    const cookies = await context.cookies();
+    const session = cookies.find((cookie) => cookie.name === 'fr_session');
+    assert.ok(session, 'a session cookie is set');
+    assert.equal(session.httpOnly, true);
+    assert.equal(session.sameSite, 'Strict');
+
+    // Catalogue: add a garment with its photo and sizes.
+    await openScreen(page, 'Catalogue');
+    await page.getByLabel('Name').fill('Red tee');
+    await page.getByLabel('Category').selectOption('top');
+    await page.locator('[data-size="M"]').click();
+    await page.locator('[data-size="L"]').click();
+    await page.getByLabel(/^Photo/).setInputFiles({ name: 'tee.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+    await page.getByRole('button', { name: 'Add to the catalogue' }).click();
+    await page.locator('#catalogue-grid article', { hasText: 'Red tee' }).waitFor();
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll<HTMLImageElement>('#catalogue-grid img')].every((img) => img.complete && img.naturalWidth > 0),
+    );
+    await screenshot(page, '02-catalogue');
+    await page.getByLabel('Search the catalogue').fill('jeans');
+    assert.equal(await page.locator('#catalogue-grid article').count(), 0, 'the search hides garments that do not match');
+    await page.getByLabel('Search the catalogue').fill('red');
+    assert.equal(await page.locator('#catalogue-grid article').count(), 1);
+
+    // Try on: the camera with its framing guide, then the photo.
+    await openScreen(page, 'Try on');
+    await page.getByRole('button', { name: 'Use the camera' }).click();
+    await page.waitForFunction(() => (document.querySelector('video')?.videoWidth ?? 0) > 0);
+    assert.match(await page.locator('.guide-text').innerText(), /Step back/);
+    await screenshot(page, '03-try-on-camera');
+    await page.getByRole('button', { name: 'Take the photo' }).click();
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('#selfie-preview');
+      return img !== null && img.complete && img.naturalWidth > 0;
+    });
+    const photo = await page
+      .locator('#selfie-preview')
+      .evaluate((img: HTMLImageElement) => ({ width: img.naturalWidth, height: img.naturalHeight }));
+    assert.deepEqual(photo, { width: 480, height: 640 }, 'the photo is the camera frame at its own resolution');
+    assert.equal(await page.locator('video').count(), 0, 'the camera is off after the photo');
+
+    await page.locator('[data-garment]', { hasText: 'Red tee' }).click();
+    assert.equal(await page.locator('[data-garment][aria-pressed="true"]').count(), 1);
+    await page.getByLabel('Garment size').selectOption('L');
+    await page.getByLabel('Customer’s usual size').selectOption('M');
+    await page.getByRole('button', { name: 'slim', exact: true }).click();
+    await page.getByRole('button', { name: 'tucked', exact: true }).click();
+    await screenshot(page, '04-try-on-ready');
+    await page.getByRole('button', { name: 'Start the try-on' }).click();
+    await page.locator('#stage').waitFor();
+    await screenshot(page, '05-try-on-progress');
+    await page.locator('#result-image').waitFor();
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('#result-image');
+      return img !== null && img.complete && img.naturalWidth > 0;
+    });
+    await page.locator('#result').scrollIntoViewIfNeeded();
+    await screenshot(page, '06-try-on-result');
+
+    const list = (await (await ta.call('GET', '/api/v1/try-on')).json()) as { data: TryOn[] };
+    assert.equal(list.data.length, 1);
+    const genId = list.data[0]!.genId;
+    assert.equal(list.data[0]!.status, 'complete');
+    assert.equal(await page.locator('#save').getAttribute('href'), `/api/v1/try-on/${genId}/image`);
+    const slider = page.getByLabel('Before and after');
+    await slider.focus();
+    await page.keyboard.press('ArrowRight');
+    assert.equal(await slider.inputValue(), '51', 'the before/after slider moves with the keyboard');
+
+    // Usage: the screen's numbers are the API's.
+    await openScreen(page, 'Usage');
+    await page.locator('#usage-totals').waitFor();
+    await page.locator('#ledger-table').waitFor();
+    await screenshot(page, '07-usage');
+    const account = (await (await ta.call('GET', '/api/v1/account')).json()) as Account;
+    assert.equal(await page.locator('#credits-remaining .stat-value').innerText(), String(account.creditsRemaining));
+    assert.equal(await page.locator('#credits-reserved .stat-value').innerText(), String(account.creditsReserved));
+    assert.equal(await page.locator('#trial .stat-value').innerText(), String(account.trialCreditsRemaining));
+    const today = new Date();
+    const to = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() + 1));
+    const from = new Date(to.getTime() - 14 * 86_400_000);
+    const usage = (await (
+      await ta.call('GET', `/api/v1/usage?from=${from.toISOString().slice(0, 10)}&to=${to.toISOString().slice(0, 10)}&granularity=day`)
+    ).json()) as Usage;
+    assert.equal(usage.totals.submitted, 1);
+    assert.equal(
+      await page.locator('#usage-totals').innerText(),
+      `${usage.totals.submitted} try-ons started, ${usage.totals.completed} done, ${usage.totals.failed} failed, ${usage.totals.canceled} canceled; ${usage.totals.creditsUsed} credits used.`,
+    );
+    assert.equal(await page.locator('svg.chart rect').count(), 2, 'one bar in each chart: the completed try-on and its credit');
+
+    // History shows it with its thumbnail.
+    await openScreen(page, 'History');
+    await page.locator(`[data-gen="${genId}"] img.thumb`).waitFor();
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll<HTMLImageElement>('img.thumb')].every((img) => img.complete && img.naturalWidth > 0),
+    );
+    assert.match(await page.locator(`[data-gen="${genId}"]`).innerText(), /Done/);
+    await screenshot(page, '08-history');
+
+    // Settings: engines with device and readiness; a new key is shown once.
+    await openScreen(page, 'Settings');
+    await page.locator('[data-engine="test-compose"]').waitFor();
+    assert.match(await page.locator('[data-engine="test-compose"]').innerText(), /Ready/);
+    await page.getByLabel('New key name').fill('Till 2');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = await page.locator('#new-key-value').inputValue();
+    assert.match(shown, /^fr_live_/);
+    assert.equal((await ta.call('GET', '/api/v1/account', { key: shown })).status, 200, 'the key shown once works');
+    await screenshot(page, '09-settings');
+
+    // Erase: from History, the customer's photos go and the record says so.
+    await openScreen(page, 'History');
+    await page.locator(`[data-gen="${genId}"]`).getByRole('button', { name: 'Erase photos' }).click();
+    await page.locator(`[data-gen="${genId}"]`, { hasText: 'photos erased' }).waitFor();
+    const erased = (await (await ta.call('GET', `/api/v1/try-on/${genId}`)).json()) as TryOn;
+    assert.equal(erased.erased, true);
+    assert.equal((await ta.call('GET', `/api/v1/try-on/${genId}/image`)).status, 404);
+
+    // Sign out; sign in again with the PIN chosen at first sign-in.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('PIN', { exact: true }).waitFor();
+    await screenshot(page, '10-sign-in-pin');
+    await page.getByLabel('PIN', { exact: true }).fill('1111');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'That PIN is not right.' }).waitFor();
+    await page.getByLabel('PIN', { exact: true }).fill('2468');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('navigation', { name: 'Screens' }).waitFor();
+    assert.deepEqual(pageErrors, []);
+  },
+);
+
+test('the try-on screen erases the customer’s photos with one tap, on a tablet-sized screen', { skip, timeout: 300_000 }, async (t) => {
+  const dir = await scratch(t);
+  const camera = await writeFakeCamera(dir);
+  const ta = await startTestAppliance(t, { engines: [composeEngine()] });
+  const browser = await launchBrowser(t, { fakeCamera: camera });
+  const context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT);
+  await page.goto(`${ta.url}/`);
+  await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
+  await page.getByRole('button', { name: 'Sign in with the key' }).click();
+  await page.getByRole('navigation', { name: 'Screens' }).waitFor();
+  await screenshot(page, '11-try-on-tablet-empty');
+
+  // A file for the photo and an uploaded garment photo.
+  await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });
+  await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+  await page.getByRole('button', { name: 'Start the try-on' }).click();
+  await page.locator('#result-image').waitFor();
+  await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#result-image')?.naturalWidth ?? 0) > 0);
+  await screenshot(page, '12-try-on-tablet-result');
+  const [record] = ((await (await ta.call('GET', '/api/v1/try-on')).json()) as { data: TryOn[] }).data;
+  assert.equal(record?.status, 'complete');
+
+  await page.getByRole('button', { name: 'Erase the customer’s photos' }).click();
+  await page.getByText('The customer’s photos are erased.').waitFor();
+  assert.equal(await page.locator('#selfie-preview').count(), 0, 'the photo is gone from the screen');
+  assert.equal(await page.locator('.picked-list').count(), 0, 'the uploaded garment photo is gone too');
+  assert.equal(await page.locator('#result').isHidden(), true);
+  const after = (await (await ta.call('GET', `/api/v1/try-on/${record!.genId}`)).json()) as TryOn;
+  assert.equal(after.erased, true);
+});
+
+test('without an engine the GUI says so in plain words', { skip, timeout: 120_000 }, async (t) => {
+  const ta = await startTestAppliance(t, { engines: [] });
+  const browser = await launchBrowser(t);
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  page.setDefaultTimeout(STEP_TIMEOUT);
+  await page.goto(`${ta.url}/`);
+  await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
+  await page.getByRole('button', { name: 'Sign in with the key' }).click();
+  await page.getByText('No try-on engine is ready yet').waitFor();
+  await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg() });
+  await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+  await page.getByRole('button', { name: 'Start the try-on' }).click();
+  const message = await page.locator('#result-error').innerText();
+  assert.match(message, /No try-on engine is ready on this appliance yet/);
+  await screenshot(page, '13-no-engine');
+  const account = (await (await ta.call('GET', '/api/v1/account')).json()) as Account;
+  assert.equal(account.creditsReserved, 0, 'nothing was reserved');
+});
