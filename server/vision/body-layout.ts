@@ -111,27 +111,39 @@ function polygonDistance(x: number, y: number, poly: readonly Point[]): number {
   return Math.sqrt(best);
 }
 
-/** The region of one person pixel (in skeleton coordinates). */
+/** The region of one person pixel (in skeleton coordinates); scores compare distance over radius, squared. */
 function nearestRegion(x: number, y: number, bones: readonly Bone[], torso: readonly Point[], unit: number): number {
   let best: number = REGION.torso;
-  let bestScore = insideConvex(x, y, torso) ? TORSO_SCORE : TORSO_SCORE + polygonDistance(x, y, torso) / (0.2 * unit);
-  for (const bone of bones) {
-    const score = Math.sqrt(segmentDistance2(x, y, bone)) / bone.radius;
-    if (score < bestScore) {
-      bestScore = score;
+  let bestScore2: number;
+  if (insideConvex(x, y, torso)) bestScore2 = TORSO_SCORE * TORSO_SCORE;
+  else {
+    const s = TORSO_SCORE + polygonDistance(x, y, torso) / (0.2 * unit);
+    bestScore2 = s * s;
+  }
+  for (let k = 0; k < bones.length; k++) {
+    const bone = bones[k]!;
+    const score2 = segmentDistance2(x, y, bone) / (bone.radius * bone.radius);
+    if (score2 < bestScore2) {
+      bestScore2 = score2;
       best = bone.region;
     }
   }
   return best;
 }
 
-/** Mean RGB of the pixels where `select` holds, on the coarse grid; null when fewer than `min`. */
-function meanColour(image: RawImage, sw: number, sh: number, select: (i: number) => boolean, min: number): [number, number, number] | null {
+/** Mean RGB of the cells of rows [y0, y1) where `select` holds, on the coarse grid; null when fewer than `min`. */
+function meanColour(
+  image: RawImage,
+  sw: number,
+  rows: [number, number],
+  select: (i: number) => boolean,
+  min: number,
+): [number, number, number] | null {
   let r = 0;
   let g = 0;
   let b = 0;
   let n = 0;
-  for (let y = 0; y < sh; y++) {
+  for (let y = Math.max(0, Math.floor(rows[0])); y < rows[1]; y++) {
     for (let x = 0; x < sw; x++) {
       if (!select(y * sw + x)) continue;
       const j = (y * SCALE * image.width + x * SCALE) * image.channels;
@@ -146,7 +158,10 @@ function meanColour(image: RawImage, sw: number, sh: number, select: (i: number)
 
 function colourDistance(image: RawImage, x: number, y: number, c: readonly number[]): number {
   const j = (y * SCALE * image.width + x * SCALE) * image.channels;
-  return Math.hypot(image.data[j]! - c[0]!, image.data[j + 1]! - c[1]!, image.data[j + 2]! - c[2]!);
+  const r = image.data[j]! - c[0]!;
+  const g = image.data[j + 1]! - c[1]!;
+  const b = image.data[j + 2]! - c[2]!;
+  return Math.sqrt(r * r + g * g + b * b);
 }
 
 /** The landmark-and-colour body parser. */
@@ -196,26 +211,40 @@ export class HeuristicBodyParser implements BodyParser {
     const hips = mid(at(POSE.leftHip), at(POSE.rightHip));
     const faceRadius = Math.max(dist(at(POSE.leftEar), at(POSE.rightEar)) * 0.35, 2);
     const chest = along(shoulders, hips, 0.35);
-    const inCircle = (i: number, c: Point, r: number): boolean => Math.hypot((i % sw) + 0.5 - c.x, Math.floor(i / sw) + 0.5 - c.y) < r;
-    const skin = meanColour(image, sw, sh, (i) => coarse[i] === REGION.head && inCircle(i, mid(nose, mouth), faceRadius), 8);
-    const garment = meanColour(image, sw, sh, (i) => coarse[i] === REGION.torso && inCircle(i, chest, 0.3 * dist(shoulders, hips)), 8);
+    const inCircle = (i: number, c: Point, r: number): boolean => {
+      const dx = (i % sw) + 0.5 - c.x;
+      const dy = Math.floor(i / sw) + 0.5 - c.y;
+      return dx * dx + dy * dy < r * r;
+    };
+    const face = mid(nose, mouth);
+    const chestRadius = 0.3 * dist(shoulders, hips);
+    const rows = (c: Point, r: number): [number, number] => [c.y - r, Math.min(sh, c.y + r + 1)];
+    const skin = meanColour(image, sw, rows(face, faceRadius), (i) => coarse[i] === REGION.head && inCircle(i, face, faceRadius), 8);
+    const garment = meanColour(
+      image,
+      sw,
+      rows(chest, chestRadius),
+      (i) => coarse[i] === REGION.torso && inCircle(i, chest, chestRadius),
+      8,
+    );
     if (!skin || !garment) return;
     const isHair = (x: number, y: number, hair: readonly number[]): boolean => {
       const dh = colourDistance(image, x, y, hair);
       return dh < 0.5 * colourDistance(image, x, y, garment) && dh < 0.6 * colourDistance(image, x, y, skin);
     };
     // Hair colour: head cells far from the skin's colour.
+    const limitY = chest.y;
+    const hairRows: [number, number] = [0, Math.min(sh, limitY)];
     const hair = meanColour(
       image,
       sw,
-      sh,
+      hairRows,
       (i) => coarse[i] === REGION.head && colourDistance(image, i % sw, Math.floor(i / sw), skin) > 60,
       20,
     );
     if (!hair) return;
-    const limitY = chest.y;
     const stack: number[] = [];
-    for (let i = 0; i < coarse.length; i++) {
+    for (let i = 0; i < Math.min(sh, Math.ceil(limitY)) * sw; i++) {
       if (coarse[i] === REGION.head && isHair(i % sw, Math.floor(i / sw), hair)) stack.push(i);
     }
     const grows = new Set<number>([REGION.neck, REGION.torso, REGION.leftUpperArm, REGION.rightUpperArm]);
