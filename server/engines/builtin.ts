@@ -1,14 +1,16 @@
 /**
  * The engines that ship with the appliance.
  */
+import { join } from 'node:path';
 import type { EngineSpec } from './types.ts';
 
 /**
  * The built-in engine specs, best first (the registry's default engine is the
- * first ready one). Empty for now: the fast `warp` engine and the diffusion
- * engine arrive in later issues and will be listed here; until then the
- * registry honestly lists no engines.
+ * first ready one). Each engine says itself whether it is ready and why not.
  */
 export function builtinEngineSpecs(): EngineSpec[] {
-  return [];
+  return [
+    // FASHN VTON v1.5: ready once the operator has put model.safetensors in models/fashn-vton-1.5/.
+    { module: join(import.meta.dirname, 'fashn', 'engine.ts') },
+  ];
 }

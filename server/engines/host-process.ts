@@ -40,7 +40,8 @@ async function init(spec: EngineSpec): Promise<void> {
     // An engine that already knows it cannot run (missing weights, no device) is not loaded.
     if (description.ready) await created.load();
     engine = created;
-    send({ type: 'ready', description });
+    // Described again after loading: an engine learns its device and speed while it loads.
+    send({ type: 'ready', description: created.describe() });
   } catch (error) {
     const message = `the engine could not be loaded: ${messageOf(error)}`;
     send(description ? { type: 'init-failed', message, description } : { type: 'init-failed', message });

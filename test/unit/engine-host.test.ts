@@ -94,11 +94,16 @@ function isAbortError(error: unknown): boolean {
 }
 
 describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
-  test('lists no engines while none is installed', async (t) => {
+  test('lists the built-in engines honestly: FASHN VTON is not ready without its weights, and says why', async (t) => {
     const { registry } = await startRegistry(t, builtinEngineSpecs());
-    assert.deepEqual(registry.list(), []);
-    assert.equal(registry.defaultEngine(), undefined);
-    await assert.rejects(registry.run('warp', request), isEngineError('engine_unavailable'));
+    const fashn = registry.get('fashn-vton');
+    assert.ok(fashn, 'the photorealistic engine is listed');
+    if (!fashn.ready) {
+      assert.match(fashn.reason ?? '', /model\.safetensors is missing.*huggingface\.co\/fashn-ai\/fashn-vton-1\.5/);
+      assert.notEqual(registry.defaultEngine()?.id, 'fashn-vton');
+      await assert.rejects(registry.run('fashn-vton', request), isEngineError('engine_unavailable'));
+    }
+    await assert.rejects(registry.run('no-such-engine', request), isEngineError('engine_unavailable'));
   });
 
   test('lists a ready engine with its description', async (t) => {

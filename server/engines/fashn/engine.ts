@@ -1,0 +1,283 @@
+/**
+ * The photorealistic engine: FASHN VTON v1.5 on ONNX Runtime. prepare
+ * (check the operator's model.safetensors, build or reuse the ONNX model,
+ * open the session, time one step) → preprocess (person analysis, pose maps,
+ * flat-lay or worn garment, category, resize-and-pad to 576×864) → sample
+ * (30 Euler steps with guidance 1.5, the last one conditional only) →
+ * postprocess (unpad, scale back to the photo's resolution, blend into the
+ * garment's regions only). Several items: one pass per item in layering
+ * order, each on the previous result.
+ */
+import { randomInt } from 'node:crypto';
+import { join } from 'node:path';
+import sharp from 'sharp';
+import { MODELS_DIR } from '../../vision/models.ts';
+import { OrtSession, supportedProviders, type ExecutionProvider } from '../../vision/ort.ts';
+import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
+import { VisionError, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
+import type { ComputeType } from '../../onnx/graph.ts';
+import {
+  EngineError,
+  type Engine,
+  type EngineDescription,
+  type EngineRequest,
+  type EngineResult,
+  type EngineRunOptions,
+  type GarmentCategory,
+} from '../types.ts';
+import { FASHN_VTON_15, type FashnConfig } from './architecture.ts';
+import type { AttentionKind } from './blocks.ts';
+import { blendImages, blendMask } from './blend.ts';
+import { sessionDenoiser, type Conditions, type ModelCategory } from './denoiser.ts';
+import { detectFlatLayCategory, greyOutsideGarment, modelCategory } from './garment.ts';
+import { WeightsError, openCheckedWeights, prepareModel } from './model-cache.ts';
+import { drawPoseGray, openPoseKeypoints } from './pose-map.ts';
+import { preResize, resizeNearest, resizePadPlan, toPaddedTensor, unpadToRgb, type PadPlan } from './preprocess.ts';
+import { gaussianNoise, sampleEuler } from './sampler.ts';
+
+/** Where the operator puts the weights: models/fashn-vton-1.5/model.safetensors. */
+export const FASHN_DIR = join(MODELS_DIR, 'fashn-vton-1.5');
+export const WEIGHTS_URL = 'https://huggingface.co/fashn-ai/fashn-vton-1.5';
+
+/** Engine options (all optional; tests pass a tiny `config` and their own directory). */
+export interface FashnEngineOptions {
+  id?: string;
+  /** Directory holding model.safetensors (default models/fashn-vton-1.5). */
+  dir?: string;
+  config?: FashnConfig;
+  steps?: number;
+  guidance?: number;
+  /** Time-shift μ of the schedule. */
+  shift?: number;
+  /** Execution providers to try, best first (default CUDA, DirectML, CoreML; CPU always last). */
+  providers?: ExecutionProvider[];
+  /** float16 on a GPU provider and float32 on CPU by default. */
+  compute?: ComputeType | 'auto';
+  attention?: AttentionKind;
+  threads?: number;
+  /** Where the vision models are (tests). */
+  visionModelsDir?: string;
+}
+
+const GPU_PROVIDERS: ExecutionProvider[] = ['cuda', 'dml', 'coreml'];
+/** Layering order: what is worn underneath is generated first. */
+const LAYER_ORDER: Readonly<Record<GarmentCategory, number>> = { bottom: 0, dress: 1, auto: 2, top: 2, outerwear: 3 };
+/** The reference pre-resizes photos to fit this square before pose detection. */
+const PRE_RESIZE = 864;
+
+interface Loaded {
+  session: OrtSession;
+  analyzer: PersonAnalyzer;
+}
+
+/** Creates the engine: readiness is decided here from the weights file alone (its header, not its data). */
+export async function createEngine(raw: unknown): Promise<Engine> {
+  const options = (raw ?? {}) as FashnEngineOptions;
+  const id = options.id ?? 'fashn-vton';
+  const config = options.config ?? FASHN_VTON_15;
+  const dir = options.dir ?? FASHN_DIR;
+  const weightsPath = join(dir, 'model.safetensors');
+  const steps = options.steps ?? 30;
+  const available = supportedProviders();
+  const providers = (options.providers ?? GPU_PROVIDERS).filter((p) => p === 'cpu' || available.includes(p));
+  const gpu = providers.find((p) => p !== 'cpu');
+  const compute: ComputeType = options.compute && options.compute !== 'auto' ? options.compute : gpu ? 'float16' : 'float32';
+  const log = (message: string): void => console.error(`fittingroom: ${id}: ${message}`);
+
+  const description: EngineDescription = {
+    id,
+    name: 'FASHN VTON v1.5 (photorealistic)',
+    ready: false,
+    device: gpu ?? 'cpu',
+    license: 'Apache-2.0 (code and weights, fashn-ai/fashn-vton-1.5)',
+    resolution: { width: config.width, height: config.height },
+    honors: ['category', 'seed'],
+    typicalSeconds: 0,
+  };
+  try {
+    await (await openCheckedWeights(weightsPath, config)).close();
+    description.ready = true;
+  } catch (error) {
+    if (!(error instanceof WeightsError)) throw error;
+    description.reason = `${error.message}. Download model.safetensors from ${WEIGHTS_URL} into ${dir}`;
+  }
+
+  let loaded: Loaded | null = null;
+
+  async function load(): Promise<void> {
+    const prepared = await prepareModel({ weightsPath, config, compute, attention: options.attention ?? 'fused', log });
+    const session = await OrtSession.create(prepared.onnxPath, {
+      name: id,
+      providers,
+      log,
+      ...(options.threads ? { threads: options.threads } : {}),
+    });
+    const analyzer = await PersonAnalyzer.create({ ...(options.visionModelsDir ? { modelsDir: options.visionModelsDir } : {}) });
+    loaded = { session, analyzer };
+    description.device = session.provider;
+    // One guided and one conditional-only step on blank inputs: the measured time per try-on.
+    const pixels = config.width * config.height;
+    const blank: Conditions = {
+      agnostic: new Float32Array(3 * pixels),
+      garment: new Float32Array(3 * pixels),
+      personPose: new Float32Array(pixels),
+      garmentPose: new Float32Array(pixels),
+      category: 'tops',
+    };
+    const denoise = sessionDenoiser(session, config, blank);
+    const x = new Float32Array(3 * pixels);
+    const t0 = performance.now();
+    await denoise(x, 0.5, true);
+    const t1 = performance.now();
+    await denoise(x, 0.5, false);
+    const t2 = performance.now();
+    description.typicalSeconds = Math.max(1, Math.round(((steps - 1) * (t1 - t0) + (t2 - t1)) / 1000 + 1));
+    log(
+      `ready on ${session.provider} (${compute}): ${((t1 - t0) / 1000).toFixed(2)} s per guided step, about ${description.typicalSeconds} s per item`,
+    );
+  }
+
+  async function run(request: EngineRequest, { signal, onProgress }: EngineRunOptions): Promise<EngineResult> {
+    if (!loaded) throw new EngineError('engine_unavailable', `${id} is not loaded`);
+    const { session, analyzer } = loaded;
+    onProgress({ stage: 'preprocessing', progress: 0.02 });
+    let photo = await readRawImage(request.selfie.path);
+    const person = await analyzeOrFail(analyzer, photo);
+    const seed = request.seed ?? randomInt(2 ** 31);
+    const order = request.items.map((item, index) => ({ item, index, category: request.categories[index] ?? 'auto' }));
+    order.sort((a, b) => LAYER_ORDER[a.category] - LAYER_ORDER[b.category] || a.index - b.index);
+
+    for (const [pass, { item, category: requested }] of order.entries()) {
+      signal.throwIfAborted();
+      const base = pass / order.length;
+      const span = 1 / order.length;
+      const personSmall = await fitted(photo, PRE_RESIZE);
+      const personPlan = resizePadPlan(personSmall.width, personSmall.height, config.width, config.height);
+      const personPose = drawPoseGray(
+        openPoseKeypoints(person.landmarks, person.width, person.height),
+        personSmall.width,
+        personSmall.height,
+      );
+
+      const garment = await prepareGarment(analyzer, await readRawImage(item.path), requested);
+      const garmentPlan = resizePadPlan(garment.image.width, garment.image.height, config.width, config.height);
+      const conditions: Conditions = {
+        agnostic: toPaddedTensor(await resized(personSmall, personPlan), 3, personPlan),
+        personPose: toPaddedTensor(
+          resizeNearest(personPose, personSmall.width, personSmall.height, personPlan.width, personPlan.height),
+          1,
+          personPlan,
+        ),
+        garment: toPaddedTensor(await resized(garment.image, garmentPlan), 3, garmentPlan),
+        garmentPose: toPaddedTensor(
+          resizeNearest(garment.pose, garment.image.width, garment.image.height, garmentPlan.width, garmentPlan.height),
+          1,
+          garmentPlan,
+        ),
+        category: garment.category,
+      };
+      onProgress({ stage: 'generating', progress: 0.05 + 0.9 * base });
+      const sampled = await sampleEuler(
+        gaussianNoise(3 * config.width * config.height, seed + pass),
+        sessionDenoiser(session, config, conditions),
+        {
+          steps,
+          guidance: options.guidance ?? 1.5,
+          mu: options.shift ?? 1.5,
+          signal,
+          onStep: (done, total) => onProgress({ stage: 'generating', progress: 0.05 + 0.9 * (base + (span * done) / total) }),
+        },
+      );
+      const generated = await sharp(unpadToRgb(sampled, personPlan), {
+        raw: { width: personPlan.width, height: personPlan.height, channels: 3 },
+      })
+        .resize(photo.width, photo.height, { fit: 'fill', kernel: 'lanczos3' })
+        .raw()
+        .toBuffer();
+      const mask = blendMask(person.layout, garment.category);
+      photo = {
+        data: blendImages(photo.data, new Uint8Array(generated.buffer, generated.byteOffset, generated.length), mask),
+        width: photo.width,
+        height: photo.height,
+        channels: 3,
+      };
+    }
+    onProgress({ stage: 'finishing', progress: 0.97 });
+    const image = await sharp(photo.data, { raw: { width: photo.width, height: photo.height, channels: 3 } })
+      .png()
+      .toBuffer();
+    return { image, format: 'png' };
+  }
+
+  return {
+    id,
+    describe: () => ({ ...description, resolution: { ...description.resolution }, honors: [...description.honors] }),
+    load,
+    run,
+    async dispose() {
+      const current = loaded;
+      loaded = null;
+      await Promise.all([current?.session.release(), current?.analyzer.dispose()]);
+    },
+  };
+}
+
+async function analyzeOrFail(analyzer: PersonAnalyzer, image: RawImage): Promise<PersonAnalysis> {
+  try {
+    return await analyzer.analyze(image);
+  } catch (error) {
+    if (error instanceof VisionError) throw new EngineError(error.code, `the photo: ${error.message}`);
+    throw error;
+  }
+}
+
+/** RGB pixels resized to fit inside max×max, never upsampled (the reference's pre-resize). */
+async function fitted(image: RawImage, max: number): Promise<RawImage> {
+  const size = preResize(image.width, image.height, max);
+  if (size.width === image.width && size.height === image.height) return image;
+  const data = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } })
+    .resize(size.width, size.height, { fit: 'fill', kernel: 'lanczos3' })
+    .raw()
+    .toBuffer();
+  return {
+    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
+    width: size.width,
+    height: size.height,
+    channels: image.channels,
+  };
+}
+
+/** RGB bytes resized to the plan's image size (area-like downscaling, Lanczos up). */
+async function resized(image: RawImage, plan: PadPlan): Promise<Uint8Array> {
+  if (plan.width === image.width && plan.height === image.height) return image.data;
+  const data = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } })
+    .resize(plan.width, plan.height, { fit: 'fill', kernel: plan.width < image.width ? 'mitchell' : 'lanczos3' })
+    .raw()
+    .toBuffer();
+  return new Uint8Array(data.buffer, data.byteOffset, data.length);
+}
+
+/** A garment photo ready for the model: worn (pose drawn, the rest greyed) or flat-lay (empty pose), and its category. */
+async function prepareGarment(
+  analyzer: PersonAnalyzer,
+  photo: RawImage,
+  requested: GarmentCategory,
+): Promise<{ image: RawImage; pose: Uint8Array; category: ModelCategory }> {
+  const image = await fitted(photo, PRE_RESIZE);
+  let wearer: PersonAnalysis | null = null;
+  try {
+    wearer = await analyzer.analyze(image);
+  } catch (error) {
+    if (!(error instanceof VisionError)) throw error;
+  }
+  if (!wearer) {
+    const category = requested === 'auto' ? detectFlatLayCategory(image.data, image.width, image.height) : modelCategory(requested);
+    return { image, pose: new Uint8Array(image.width * image.height), category };
+  }
+  const category = requested === 'auto' ? 'tops' : modelCategory(requested);
+  return {
+    image: { ...image, data: greyOutsideGarment(image.data, wearer.layout, wearer.matte, category) },
+    pose: drawPoseGray(openPoseKeypoints(wearer.landmarks, wearer.width, wearer.height), image.width, image.height),
+    category,
+  };
+}
