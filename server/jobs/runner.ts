@@ -235,7 +235,10 @@ export class JobRunner {
     const record = store.state.generations[id];
     if (!record) return;
     const format = record.params.outputFormat;
-    const { data, info } = await sharp(result.image).toFormat(format, { quality: 90 }).toBuffer({ resolveWithObject: true });
+    // For PNG, sharp's `quality` turns on palette quantisation (lossy); PNG stays lossless.
+    const { data, info } = await sharp(result.image)
+      .toFormat(format, format === 'png' ? {} : { quality: 90 })
+      .toBuffer({ resolveWithObject: true });
     const stored = await storeImage(store.dataDir, id, 'result', { bytes: data, format, width: info.width, height: info.height });
     const completed = await store.mutate((state) => completeGeneration(state, id, stored, clock()));
     if (!completed) {
