@@ -9,6 +9,12 @@ import { startAppliance } from './appliance.ts';
 import { builtinEngineSpecs } from './engines/builtin.ts';
 import { DataDirLockedError } from './store/db.ts';
 
+/** The part of Electron's utility-process parent port that the server uses. */
+interface ParentPort {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+}
+
 async function main(): Promise<void> {
   const config = loadConfig(process.argv.slice(2));
   const extra = process.env.FITTINGROOM_ENGINES
@@ -36,7 +42,8 @@ async function main(): Promise<void> {
   const readyMessage = { type: 'ready', port: appliance.port };
   process.send?.(readyMessage);
   // Electron's utility process has no process.send; it has process.parentPort (typed here, no electron import).
-  (process as { parentPort?: { postMessage(message: unknown): void } }).parentPort?.postMessage(readyMessage);
+  const parentPort = (process as { parentPort?: ParentPort }).parentPort;
+  parentPort?.postMessage(readyMessage);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -53,6 +60,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // The Electron shell asks for a clean stop by message (a signal does not reach a utility process on Windows).
+  parentPort?.on('message', (event) => {
+    if ((event.data as { type?: unknown } | null)?.type === 'shutdown') stop('shutdown asked by the shell');
+  });
 }
 
 main().catch((error) => {
