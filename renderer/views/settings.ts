@@ -155,10 +155,8 @@ export const renderSettings: Screen = (root) => {
         }
       },
     },
-    h('label', { for: 'key-name' }, 'New key name'),
-    keyName,
-    h('label', { for: 'key-scope' }, 'Scope'),
-    keyScope,
+    h('div', { class: 'field' }, h('label', { for: 'key-name' }, 'New key name'), keyName),
+    h('div', { class: 'field' }, h('label', { for: 'key-scope' }, 'Scope'), keyScope),
     h('button', { type: 'submit', class: 'button primary', id: 'create-key' }, 'Create key'),
   );
 
@@ -253,8 +251,7 @@ export const renderSettings: Screen = (root) => {
         }
       },
     },
-    h('label', { for: 'set-pin' }, 'New staff PIN (4 to 12 digits)'),
-    pin,
+    h('div', { class: 'field' }, h('label', { for: 'set-pin' }, 'New staff PIN (4 to 12 digits)'), pin),
     h('button', { type: 'submit', class: 'button primary' }, 'Set PIN'),
   );
 

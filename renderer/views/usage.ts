@@ -19,6 +19,16 @@ const LEDGER_WORDS: Record<string, string> = {
   adjust: 'Adjustment',
 };
 
+/** `n thing` or `n things`. */
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The period's totals in one sentence. */
+export function totalsSentence(totals: Usage['totals']): string {
+  return `${count(totals.submitted, 'try-on', 'try-ons')} started, ${totals.completed} done, ${totals.failed} failed, ${totals.canceled} canceled; ${count(totals.creditsUsed, 'credit', 'credits')} used.`;
+}
+
 function isoDay(date: Date): string {
   return date.toISOString().slice(0, 10);
 }
@@ -76,11 +86,7 @@ export const renderUsage: Screen = (root) => {
       const labels = usage.periods.map((period) => period.start.slice(5, 10));
       replace(
         charts,
-        h(
-          'p',
-          { class: 'totals', id: 'usage-totals' },
-          `${usage.totals.submitted} try-ons started, ${usage.totals.completed} done, ${usage.totals.failed} failed, ${usage.totals.canceled} canceled; ${usage.totals.creditsUsed} credits used.`,
-        ),
+        h('p', { class: 'totals', id: 'usage-totals' }, totalsSentence(usage.totals)),
         barChart('Try-ons per day', labels, [
           { label: 'Done', className: 'series-done', values: usage.periods.map((period) => period.completed) },
           { label: 'Failed', className: 'series-failed', values: usage.periods.map((period) => period.failed) },

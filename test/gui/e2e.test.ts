@@ -140,7 +140,7 @@ test(
     assert.equal(usage.totals.submitted, 1);
     assert.equal(
       await page.locator('#usage-totals').innerText(),
-      `${usage.totals.submitted} try-ons started, ${usage.totals.completed} done, ${usage.totals.failed} failed, ${usage.totals.canceled} canceled; ${usage.totals.creditsUsed} credits used.`,
+      `${usage.totals.submitted} try-on started, ${usage.totals.completed} done, ${usage.totals.failed} failed, ${usage.totals.canceled} canceled; ${usage.totals.creditsUsed} credit used.`,
     );
     assert.equal(await page.locator('svg.chart rect').count(), 2, 'one bar in each chart: the completed try-on and its credit');
 
