@@ -10,7 +10,7 @@
  *   layout; decoding excluded), 1 ONNX Runtime thread; target < 100 ms.
  * - Overlays: bench/out/vision/<photo>.png (photo | regions and landmarks).
  *
- * Usage: node --import tsx bench/vision.ts [--runs N] [--model full|lite]
+ * Usage: npm run bench:person -- [--runs N] [--model full|lite]
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
