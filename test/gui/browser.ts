@@ -44,5 +44,7 @@ export async function launchBrowser(t: TestContext, options: { fakeCamera?: stri
 /** Saves a full-page screenshot as test-output/gui/<name>.png. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true });
+  // From the top: a full-page shot of a scrolled page paints the sticky header mid-page.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
