@@ -11,6 +11,7 @@ import type { EngineSpec } from './types.ts';
 export function builtinEngineSpecs(): EngineSpec[] {
   return [
     // FASHN VTON v1.5: ready once the operator has put model.safetensors in models/fashn-vton-1.5/.
-    { module: join(import.meta.dirname, 'fashn', 'engine.ts') },
+    // Its first load builds the ONNX model from the 2 GB weights, which takes minutes.
+    { module: join(import.meta.dirname, 'fashn', 'engine.ts'), loadTimeoutMs: 15 * 60_000 },
   ];
 }

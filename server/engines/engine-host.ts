@@ -21,7 +21,7 @@ import {
 export interface EngineHostOptions {
   /** Resident memory above which the child is killed (default 4096). */
   memoryLimitMb?: number;
-  /** How long spawn + import + load may take (default 60 s). */
+  /** How long spawn + import + load may take (default 60 s); a spec's loadTimeoutMs wins. */
   initTimeoutMs?: number;
   /** How long a cancelled job may take to stop before the child is killed (default 2 s). */
   cancelGraceMs?: number;
@@ -90,7 +90,7 @@ export class EngineHost {
   constructor(spec: EngineSpec, options: EngineHostOptions = {}) {
     this.spec = spec;
     this.memoryLimitMb = options.memoryLimitMb ?? 4096;
-    this.initTimeoutMs = options.initTimeoutMs ?? 60_000;
+    this.initTimeoutMs = spec.loadTimeoutMs ?? options.initTimeoutMs ?? 60_000;
     this.cancelGraceMs = options.cancelGraceMs ?? 2_000;
     this.stopGraceMs = options.stopGraceMs ?? 2_000;
     this.sampleIntervalMs = options.sampleIntervalMs ?? 250;

@@ -111,4 +111,6 @@ export interface EngineSpec {
   options?: unknown;
   /** Jobs this engine may run at once (default: the device's concurrency, 1). */
   concurrency?: number;
+  /** How long spawn + import + load may take for this engine (default: the host's initTimeoutMs, 60 s). */
+  loadTimeoutMs?: number;
 }

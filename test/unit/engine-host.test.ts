@@ -238,6 +238,28 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
     assert.match(description?.reason ?? '', /did not load within 1 ms/);
   });
 
+  test("a spec's own load limit wins over the host's: a slow load succeeds with a longer one", async (t) => {
+    const slow: EngineSpec = { ...compose({ loadDelayMs: 1_500 }), loadTimeoutMs: TEST_TIMEOUT_MS };
+    const { registry } = await startRegistry(t, [slow], { initTimeoutMs: 1 });
+    const [description] = registry.list();
+    assert.equal(description?.ready, true, description?.reason);
+    await assertNextRunWorks(registry, 'test-compose');
+  });
+
+  test('a slow load fails clearly when its own limit is short', async (t) => {
+    const slow: EngineSpec = { ...compose({ loadDelayMs: TEST_TIMEOUT_MS }), loadTimeoutMs: 300 };
+    const { registry } = await startRegistry(t, [slow], { initTimeoutMs: TEST_TIMEOUT_MS });
+    const [description] = registry.list();
+    assert.equal(description?.ready, false);
+    assert.match(description?.reason ?? '', /did not load within 300 ms/);
+    await assert.rejects(registry.run('compose-engine', request), isEngineError('engine_unavailable'));
+  });
+
+  test('the FASHN engine may take 15 minutes to load (its first start builds the model)', () => {
+    const fashn = builtinEngineSpecs().find((spec) => spec.module.endsWith(path.join('fashn', 'engine.ts')));
+    assert.equal(fashn?.loadTimeoutMs, 15 * 60_000);
+  });
+
   test('keeps the first of two engines with the same id', async (t) => {
     const { registry, logs } = await startRegistry(t, [compose({ device: 'cpu' }), compose({ device: 'gpu:0' })]);
     assert.equal(registry.list().length, 1);

@@ -29,6 +29,8 @@ export interface ComposeEngineOptions {
   hang?: boolean;
   /** Hold this much resident memory while generating. */
   allocateMb?: number;
+  /** How long load() takes (default 0). */
+  loadDelayMs?: number;
   /** Throw from load(). */
   failLoad?: boolean;
   /** Crash (with `crash`, default 'exit') only while this file does not exist; creates it. */
@@ -87,6 +89,7 @@ export function createEngine(options: unknown): Engine {
     id,
     describe: () => description,
     load: async () => {
+      await sleep(config.loadDelayMs ?? 0);
       if (config.failLoad) throw new Error('test engine was told to fail loading');
     },
     run,
