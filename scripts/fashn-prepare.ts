@@ -1,8 +1,8 @@
 /**
  * Checks the operator's FASHN VTON weights and builds the ONNX model once,
- * ahead of the first start (the full model takes longer to build than the
- * engine host's load limit allows). Usage:
- *   node --import tsx scripts/fashn-prepare.ts [models/fashn-vton-1.5] [--compute float16|float32]
+ * ahead of the first start (the engine would otherwise build it while it
+ * loads, which takes minutes). Usage:
+ *   npm run fashn:prepare -- [models/fashn-vton-1.5] [--compute float16|float32]
  * Prints what is wrong with the weights, or where the built model is.
  */
 import { join } from 'node:path';
