@@ -88,6 +88,13 @@ export class OrtSession {
     return meta.shape.map((d) => (typeof d === 'number' ? d : -1));
   }
 
+  /** The static output shape the model declares for `name` (symbolic dims as -1). */
+  outputShape(name: string): number[] {
+    const meta = this.live().outputMetadata.find((m) => m.name === name);
+    if (!meta || !meta.isTensor) throw new Error(`${this.name}: no tensor output ${name}`);
+    return meta.shape.map((d) => (typeof d === 'number' ? d : -1));
+  }
+
   /** Runs the model. Feeds must name exactly the model's inputs, with matching shapes. */
   async run(feeds: Record<string, FloatTensor>): Promise<Record<string, FloatTensor>> {
     const session = this.live();

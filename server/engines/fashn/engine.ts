@@ -1,7 +1,8 @@
 /**
  * The photorealistic engine: FASHN VTON v1.5 on ONNX Runtime. prepare
- * (check the operator's model.safetensors, build or reuse the ONNX model,
- * open the session, time one step) → preprocess (person analysis, pose maps,
+ * (check the operator's model.safetensors and DWPose files, build or reuse
+ * the ONNX model, open the sessions, time one step) → preprocess (person
+ * analysis, pose maps from DWPose when present or else MediaPipe,
  * flat-lay or worn garment, category, resize-and-pad to 576×864) → sample
  * (30 Euler steps with guidance 1.5, the last one conditional only) →
  * postprocess (unpad, scale back to the photo's resolution, blend into the
@@ -31,7 +32,8 @@ import { blendImages, blendMask } from './blend.ts';
 import { sessionDenoiser, type Conditions, type ModelCategory } from './denoiser.ts';
 import { detectFlatLayCategory, greyOutsideGarment, modelCategory } from './garment.ts';
 import { WeightsError, openCheckedWeights, prepareModel } from './model-cache.ts';
-import { drawPoseGray, openPoseKeypoints } from './pose-map.ts';
+import { DWPOSE_DIR, DwPose, DwPoseError, findDwPose } from './dwpose.ts';
+import { drawPoseGray, drawWholeBodyGray, openPoseKeypoints } from './pose-map.ts';
 import { preResize, resizeNearest, resizePadPlan, toPaddedTensor, unpadToRgb, type PadPlan } from './preprocess.ts';
 import { gaussianNoise, sampleEuler } from './sampler.ts';
 
@@ -57,6 +59,8 @@ export interface FashnEngineOptions {
   threads?: number;
   /** Where the vision models are (tests). */
   visionModelsDir?: string;
+  /** Where DWPose's yolox_l.onnx and dw-ll_ucoco_384.onnx may be (default models/dwpose). */
+  dwposeDir?: string;
 }
 
 const GPU_PROVIDERS: ExecutionProvider[] = ['cuda', 'dml', 'coreml'];
@@ -68,7 +72,12 @@ const PRE_RESIZE = 864;
 interface Loaded {
   session: OrtSession;
   analyzer: PersonAnalyzer;
+  /** Null when the DWPose files are absent: poses come from MediaPipe's landmarks. */
+  dwpose: DwPose | null;
 }
+
+/** Draws a photo's pose map (the photo as the model sees it, and that photo's MediaPipe analysis). */
+type PoseMapper = (image: RawImage, analysis: PersonAnalysis) => Promise<Uint8Array>;
 
 /** Creates the engine: readiness is decided here from the weights file alone (its header, not its data). */
 export async function createEngine(raw: unknown): Promise<Engine> {
@@ -83,10 +92,11 @@ export async function createEngine(raw: unknown): Promise<Engine> {
   const gpu = providers.find((p) => p !== 'cpu');
   const compute: ComputeType = options.compute && options.compute !== 'auto' ? options.compute : gpu ? 'float16' : 'float32';
   const log = (message: string): void => console.error(`fittingroom: ${id}: ${message}`);
+  const dwposeDir = options.dwposeDir ?? DWPOSE_DIR;
 
   const description: EngineDescription = {
     id,
-    name: 'FASHN VTON v1.5 (photorealistic)',
+    name: 'FASHN VTON v1.5 (photorealistic; poses: MediaPipe)',
     ready: false,
     device: gpu ?? 'cpu',
     license: 'Apache-2.0 (code and weights, fashn-ai/fashn-vton-1.5)',
@@ -94,17 +104,26 @@ export async function createEngine(raw: unknown): Promise<Engine> {
     honors: ['category', 'seed'],
     typicalSeconds: 0,
   };
+  let dwposeFiles: ReturnType<typeof findDwPose> = null;
   try {
     await (await openCheckedWeights(weightsPath, config)).close();
+    dwposeFiles = findDwPose(dwposeDir);
+    if (dwposeFiles) description.name = 'FASHN VTON v1.5 (photorealistic; poses: DWPose)';
     description.ready = true;
   } catch (error) {
-    if (!(error instanceof WeightsError)) throw error;
-    description.reason = `${error.message}. Download model.safetensors from ${WEIGHTS_URL} into ${dir}`;
+    if (error instanceof DwPoseError) description.reason = error.message;
+    else if (error instanceof WeightsError)
+      description.reason = `${error.message}. Download model.safetensors from ${WEIGHTS_URL} into ${dir}`;
+    else throw error;
   }
 
   let loaded: Loaded | null = null;
 
   async function load(): Promise<void> {
+    // Checked first: wrong DWPose files should not wait for the model to build to be reported.
+    const dwpose = dwposeFiles
+      ? await DwPose.open(dwposeFiles, { providers, log, ...(options.threads ? { threads: options.threads } : {}) })
+      : null;
     const prepared = await prepareModel({ weightsPath, config, compute, attention: options.attention ?? 'fused', log });
     const session = await OrtSession.create(prepared.onnxPath, {
       name: id,
@@ -113,7 +132,8 @@ export async function createEngine(raw: unknown): Promise<Engine> {
       ...(options.threads ? { threads: options.threads } : {}),
     });
     const analyzer = await PersonAnalyzer.create({ ...(options.visionModelsDir ? { modelsDir: options.visionModelsDir } : {}) });
-    loaded = { session, analyzer };
+    loaded = { session, analyzer, dwpose };
+    log(dwpose ? `pose maps from DWPose (${dwposeDir})` : `pose maps from MediaPipe (no DWPose files in ${dwposeDir})`);
     description.device = session.provider;
     // One guided and one conditional-only step on blank inputs: the measured time per try-on.
     const pixels = config.width * config.height;
@@ -139,7 +159,11 @@ export async function createEngine(raw: unknown): Promise<Engine> {
 
   async function run(request: EngineRequest, { signal, onProgress }: EngineRunOptions): Promise<EngineResult> {
     if (!loaded) throw new EngineError('engine_unavailable', `${id} is not loaded`);
-    const { session, analyzer } = loaded;
+    const { session, analyzer, dwpose } = loaded;
+    const poseMap: PoseMapper = dwpose
+      ? async (image) => drawWholeBodyGray(await dwpose.estimate(image), image.width, image.height)
+      : async (image, analysis) =>
+          drawPoseGray(openPoseKeypoints(analysis.landmarks, analysis.width, analysis.height), image.width, image.height);
     onProgress({ stage: 'preprocessing', progress: 0.02 });
     let photo = await readRawImage(request.selfie.path);
     const person = await analyzeOrFail(analyzer, photo);
@@ -153,13 +177,9 @@ export async function createEngine(raw: unknown): Promise<Engine> {
       const span = 1 / order.length;
       const personSmall = await fitted(photo, PRE_RESIZE);
       const personPlan = resizePadPlan(personSmall.width, personSmall.height, config.width, config.height);
-      const personPose = drawPoseGray(
-        openPoseKeypoints(person.landmarks, person.width, person.height),
-        personSmall.width,
-        personSmall.height,
-      );
+      const personPose = await poseMap(personSmall, person);
 
-      const garment = await prepareGarment(analyzer, await readRawImage(item.path), requested);
+      const garment = await prepareGarment(analyzer, poseMap, await readRawImage(item.path), requested);
       const garmentPlan = resizePadPlan(garment.image.width, garment.image.height, config.width, config.height);
       const conditions: Conditions = {
         agnostic: toPaddedTensor(await resized(personSmall, personPlan), 3, personPlan),
@@ -217,7 +237,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
     async dispose() {
       const current = loaded;
       loaded = null;
-      await Promise.all([current?.session.release(), current?.analyzer.dispose()]);
+      await Promise.all([current?.session.release(), current?.analyzer.dispose(), current?.dwpose?.release()]);
     },
   };
 }
@@ -260,6 +280,7 @@ async function resized(image: RawImage, plan: PadPlan): Promise<Uint8Array> {
 /** A garment photo ready for the model: worn (pose drawn, the rest greyed) or flat-lay (empty pose), and its category. */
 async function prepareGarment(
   analyzer: PersonAnalyzer,
+  poseMap: PoseMapper,
   photo: RawImage,
   requested: GarmentCategory,
 ): Promise<{ image: RawImage; pose: Uint8Array; category: ModelCategory }> {
@@ -277,7 +298,7 @@ async function prepareGarment(
   const category = requested === 'auto' ? 'tops' : modelCategory(requested);
   return {
     image: { ...image, data: greyOutsideGarment(image.data, wearer.layout, wearer.matte, category) },
-    pose: drawPoseGray(openPoseKeypoints(wearer.landmarks, wearer.width, wearer.height), image.width, image.height),
+    pose: await poseMap(image, wearer),
     category,
   };
 }
