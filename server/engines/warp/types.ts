@@ -1,0 +1,64 @@
+/**
+ * The `warp` engine's internal contract between its garment side (cut-out,
+ * category, landmarks: garment/) and its body side (fitting and
+ * compositing: fit/, composite/). Coordinates are pixels of the cut-out.
+ * "Left" and "right" are the wearer's own: on a garment photographed from
+ * the front, the wearer's left is on the image's right.
+ */
+import type { RawImage } from '../../vision/types.ts';
+
+export type WarpCategory = 'top' | 'bottom' | 'dress' | 'outerwear';
+
+export interface Point {
+  x: number;
+  y: number;
+}
+
+/**
+ * Key points of a garment's silhouette. Which are present depends on the
+ * category: tops and outerwear have the neck, shoulders, armpits, sleeve
+ * ends and hem; bottoms the waistband, crotch and leg hems; dresses the
+ * neck, shoulders, armpits, waist and hem (and sleeve ends when they have
+ * sleeves). A sleeve end is the centre of the sleeve's opening.
+ */
+export interface GarmentLandmarks {
+  neckLeft?: Point;
+  neckRight?: Point;
+  /** The lowest point of the front neckline, on the centre line. */
+  neckFront?: Point;
+  leftShoulder?: Point;
+  rightShoulder?: Point;
+  leftArmpit?: Point;
+  rightArmpit?: Point;
+  leftSleeveEnd?: Point;
+  rightSleeveEnd?: Point;
+  /** Half the width of each sleeve's opening, in pixels. */
+  sleeveHalfWidth?: number;
+  /** Narrowest point of the sides between armpit and hem (dresses; tops when shaped). */
+  leftWaist?: Point;
+  rightWaist?: Point;
+  /** Bottom corners of the hem (tops, outerwear, dresses). */
+  leftHem?: Point;
+  rightHem?: Point;
+  /** Top corners of the waistband (bottoms). */
+  waistbandLeft?: Point;
+  waistbandRight?: Point;
+  crotch?: Point;
+  /** Outer and inner bottom corners of each leg's hem (bottoms). */
+  leftLegHemOuter?: Point;
+  leftLegHemInner?: Point;
+  rightLegHemOuter?: Point;
+  rightLegHemInner?: Point;
+}
+
+/** A garment cut out of its product photo. */
+export interface GarmentCutout {
+  /** RGBA, straight (not premultiplied) alpha, cropped to the garment with a small margin. */
+  image: RawImage & { channels: 4 };
+  category: WarpCategory;
+  /** How the category was decided. */
+  categorySource: 'request' | 'silhouette';
+  /** A flat-lay or ghost-mannequin photo, or a garment worn by a model. */
+  photo: 'flat' | 'worn';
+  landmarks: GarmentLandmarks;
+}
