@@ -1,0 +1,115 @@
+/**
+ * Colour models sampled from the person: their skin (from the face, else
+ * the hands), and the clothes they wear now (chest and thighs), used to tell
+ * old clothing from skin when the new garment does not cover it.
+ */
+import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+
+/** Skin as a Gaussian on the chroma plane (Cb, Cr) and a luminance range. */
+export interface SkinModel {
+  cb: number;
+  cr: number;
+  sigma: number;
+  luma: number;
+  rgb: [number, number, number];
+}
+
+export const luma = (r: number, g: number, b: number): number => 0.299 * r + 0.587 * g + 0.114 * b;
+const cbOf = (r: number, g: number, b: number): number => -0.1687 * r - 0.3313 * g + 0.5 * b;
+const crOf = (r: number, g: number, b: number): number => 0.5 * r - 0.4187 * g - 0.0813 * b;
+
+/** Pixels of `regions` within `radius` of `centre` (or anywhere when no centre), every `step` pixels. */
+function sample(
+  image: RawImage,
+  person: PersonAnalysis,
+  regions: ReadonlySet<number>,
+  centre: { x: number; y: number } | null,
+  radius: number,
+  step = 2,
+): number[] {
+  const { width, height } = image;
+  const out: number[] = [];
+  const x0 = centre ? Math.max(0, Math.floor(centre.x - radius)) : 0;
+  const x1 = centre ? Math.min(width, Math.ceil(centre.x + radius)) : width;
+  const y0 = centre ? Math.max(0, Math.floor(centre.y - radius)) : 0;
+  const y1 = centre ? Math.min(height, Math.ceil(centre.y + radius)) : height;
+  for (let y = y0; y < y1; y += step) {
+    for (let x = x0; x < x1; x += step) {
+      const i = y * width + x;
+      if (!regions.has(person.layout.labels[i]!) || person.matte.data[i]! < 200) continue;
+      if (centre && (x - centre.x) ** 2 + (y - centre.y) ** 2 > radius * radius) continue;
+      out.push(i);
+    }
+  }
+  return out;
+}
+
+function stats(image: RawImage, pixels: readonly number[]): SkinModel | null {
+  if (pixels.length < 12) return null;
+  const { data, channels } = image;
+  const cbs: number[] = [];
+  const crs: number[] = [];
+  const lumas: number[] = [];
+  const rgb: [number, number, number] = [0, 0, 0];
+  for (const i of pixels) {
+    const r = data[i * channels]!;
+    const g = data[i * channels + 1]!;
+    const b = data[i * channels + 2]!;
+    cbs.push(cbOf(r, g, b));
+    crs.push(crOf(r, g, b));
+    lumas.push(luma(r, g, b));
+    rgb[0] += r / pixels.length;
+    rgb[1] += g / pixels.length;
+    rgb[2] += b / pixels.length;
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  const cb = median(cbs);
+  const cr = median(crs);
+  // A robust spread: the median distance from the median, floored so a flat face does not make skin unmatchable.
+  const spread = median(cbs.map((v, k) => Math.hypot(v - cb, crs[k]! - cr)));
+  return { cb, cr, sigma: Math.max(spread * 1.5, 5), luma: median(lumas), rgb };
+}
+
+/** The person's skin colour, from the middle of the face, else from the hands; null when neither shows. */
+export function skinModel(image: RawImage, person: PersonAnalysis): SkinModel | null {
+  const lm = person.landmarks;
+  const nose = lm[POSE.nose]!;
+  const mouth = { x: (lm[POSE.mouthLeft]!.x + lm[POSE.mouthRight]!.x) / 2, y: (lm[POSE.mouthLeft]!.y + lm[POSE.mouthRight]!.y) / 2 };
+  const centre = { x: (nose.x + mouth.x) / 2, y: (nose.y + mouth.y) / 2 };
+  const radius = Math.max(Math.hypot(lm[POSE.leftEar]!.x - lm[POSE.rightEar]!.x, lm[POSE.leftEar]!.y - lm[POSE.rightEar]!.y) * 0.3, 6);
+  return (
+    stats(image, sample(image, person, new Set<number>([REGION.head]), centre, radius, 1)) ??
+    stats(image, sample(image, person, new Set<number>([REGION.leftHand, REGION.rightHand]), null, 0))
+  );
+}
+
+/** Whether a colour is this person's skin. */
+export function isSkin(model: SkinModel, r: number, g: number, b: number): boolean {
+  const y = luma(r, g, b);
+  if (y < model.luma * 0.35 || y > Math.min(255, model.luma * 1.7 + 20)) return false;
+  return Math.hypot(cbOf(r, g, b) - model.cb, crOf(r, g, b) - model.cr) < 2.5 * model.sigma;
+}
+
+/** Mean colour of the non-skin pixels of some regions: what the person wears there now. */
+export function clothingColour(
+  image: RawImage,
+  person: PersonAnalysis,
+  regions: ReadonlySet<number>,
+  skin: SkinModel | null,
+): [number, number, number] | null {
+  const { data, channels } = image;
+  const pixels = sample(image, person, regions, null, 0, 3);
+  const sum: [number, number, number] = [0, 0, 0];
+  let n = 0;
+  for (const i of pixels) {
+    const r = data[i * channels]!;
+    const g = data[i * channels + 1]!;
+    const b = data[i * channels + 2]!;
+    if (skin && isSkin(skin, r, g, b)) continue;
+    sum[0] += r;
+    sum[1] += g;
+    sum[2] += b;
+    n++;
+  }
+  return n >= 12 ? [sum[0] / n, sum[1] / n, sum[2] / n] : null;
+}

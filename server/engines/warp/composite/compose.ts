@@ -1,0 +1,288 @@
+/**
+ * Puts the drawn garments on the person so that the result reads as a
+ * photograph:
+ *
+ * 1. Old clothing that the new garments replace but do not cover becomes
+ *    skin (on the arms, legs and body, with the photo's own shading) or
+ *    background (where loose old clothing stood away from the body).
+ * 2. Each garment takes the person's shading: the photo's local luminance
+ *    relative to its surroundings (folds, shadows) multiplies the garment's
+ *    colour, so hues stay the garment's own.
+ * 3. Layers go on in order with their anti-aliased alpha, behind the head
+ *    and hair and the hands always, and behind the arms except for sleeves
+ *    and the shoulder caps.
+ *
+ * Pixels that no step touches keep the photo's exact bytes: the face, hands
+ * and background are untouched.
+ */
+import { skeleton } from '../../../vision/body-layout.ts';
+import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { boxMean } from '../../../vision/matte.ts';
+import type { Layer } from '../fit/render.ts';
+import type { WarpCategory } from '../types.ts';
+import { isSkin, luma, skinModel, type SkinModel } from './colour.ts';
+
+export interface PlacedLayer {
+  layer: Layer;
+  category: WarpCategory;
+}
+
+export interface ComposeInput {
+  image: RawImage;
+  person: PersonAnalysis;
+  /** In drawing order (first is lowest). */
+  layers: PlacedLayer[];
+}
+
+const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
+const NEVER_COVERED = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
+const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]);
+/**
+ * Shading: local luminance (radius 8) over its surroundings (radius 32), limited, and how strongly it applies;
+ * it fades where the old clothing is textured (a logo or pattern is not a fold): local deviation above `texture`.
+ */
+const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
+/** Pixels between a person's edge and the background sampled for filling. */
+const BACKGROUND_GAP = 4;
+
+/** Which old clothing each new category replaces. */
+function replaced(categories: readonly WarpCategory[]): { upper: boolean; lower: boolean } {
+  return {
+    upper: categories.some((c) => c === 'top' || c === 'dress' || c === 'outerwear'),
+    lower: categories.some((c) => c === 'bottom' || c === 'dress'),
+  };
+}
+
+export function compose(input: ComposeInput): Uint8Array {
+  const { image, person, layers } = input;
+  const { width, height, channels } = image;
+  const out = new Uint8Array(width * height * 3);
+  for (let i = 0, j = 0; i < width * height; i++, j += channels) {
+    out[i * 3] = image.data[j]!;
+    out[i * 3 + 1] = image.data[j + 1]!;
+    out[i * 3 + 2] = image.data[j + 2]!;
+  }
+  const coverage = new Float32Array(width * height);
+  for (const { layer } of layers) {
+    for (let y = 0; y < layer.height; y++) {
+      for (let x = 0; x < layer.width; x++) {
+        const o = (layer.y0 + y) * width + layer.x0 + x;
+        coverage[o] = Math.max(coverage[o]!, layer.alpha[y * layer.width + x]!);
+      }
+    }
+  }
+  removeOldClothing(out, image, person, coverage, replaced(layers.map((l) => l.category)));
+  const lum = new Float32Array(width * height);
+  for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
+  const skin = skinModel(image, person);
+  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
+  return out;
+}
+
+/**
+ * Old clothing of the replaced kinds that stays visible outside the new
+ * garments: inside the body's core it becomes skin, keeping the photo's
+ * shading; outside it (a loose old garment's edge) it becomes background.
+ */
+function removeOldClothing(
+  out: Uint8Array,
+  image: RawImage,
+  person: PersonAnalysis,
+  coverage: Float32Array,
+  kinds: { upper: boolean; lower: boolean },
+): void {
+  const skin = skinModel(image, person);
+  if (!skin || (!kinds.upper && !kinds.lower)) return;
+  const { width, height, channels, data } = image;
+  const labels = person.layout.labels;
+  const { bones, torso } = skeleton(person.landmarks);
+  const inCore = coreTest(bones, torso);
+  const lumBlur = blurredLuma(image);
+  const background = backgroundFill(image, person);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      if (coverage[i]! > 0.98 || person.matte.data[i]! < 128) continue;
+      const label = labels[i]!;
+      // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
+      const limb = (kinds.upper && ARMS.has(label)) || (kinds.lower && LEGS.has(label));
+      const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.lower && label === REGION.hips);
+      if (!limb && !trunk) continue;
+      const j = i * channels;
+      const r = data[j]!;
+      const g = data[j + 1]!;
+      const b = data[j + 2]!;
+      if (isSkin(skin, r, g, b)) continue;
+      const core = inCore(x + 0.5, y + 0.5);
+      if (trunk && core) continue;
+      const keep = coverage[i]!;
+      let fr: number;
+      let fg: number;
+      let fb: number;
+      if (core) {
+        // Skin with the photo's shading: the pixel's luminance against its neighbourhood's.
+        const shade = Math.min(1.15, Math.max(0.75, (luma(r, g, b) + 8) / (lumBlur[i]! + 8)));
+        fr = skin.rgb[0] * shade;
+        fg = skin.rgb[1] * shade;
+        fb = skin.rgb[2] * shade;
+      } else {
+        fr = background[i * 3]!;
+        fg = background[i * 3 + 1]!;
+        fb = background[i * 3 + 2]!;
+      }
+      // Where a new garment partly covers it (its soft edge), the fill shows through only the rest.
+      const o = i * 3;
+      out[o] = Math.round(fr * (1 - keep) + out[o]! * keep);
+      out[o + 1] = Math.round(fg * (1 - keep) + out[o + 1]! * keep);
+      out[o + 2] = Math.round(fb * (1 - keep) + out[o + 2]! * keep);
+    }
+  }
+}
+
+/** Whether a point is inside the body's core: the torso quadrilateral or within a bone's radius. */
+function coreTest(
+  bones: ReturnType<typeof skeleton>['bones'],
+  torso: ReturnType<typeof skeleton>['torso'],
+): (x: number, y: number) => boolean {
+  return (x, y) => {
+    let sign = 0;
+    let inside = true;
+    for (let i = 0; i < torso.length; i++) {
+      const a = torso[i]!;
+      const b = torso[(i + 1) % torso.length]!;
+      const cross = (b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x);
+      const s = cross > 0 ? 1 : cross < 0 ? -1 : 0;
+      if (s !== 0 && sign !== 0 && s !== sign) inside = false;
+      if (s !== 0) sign = s;
+    }
+    if (inside) return true;
+    for (const bone of bones) {
+      const dx = bone.b.x - bone.a.x;
+      const dy = bone.b.y - bone.a.y;
+      const l2 = dx * dx + dy * dy;
+      const t = l2 > 0 ? Math.min(1, Math.max(0, ((x - bone.a.x) * dx + (y - bone.a.y) * dy) / l2)) : 0;
+      const ex = bone.a.x + t * dx - x;
+      const ey = bone.a.y + t * dy - y;
+      if (ex * ex + ey * ey <= bone.radius * bone.radius * 0.8) return true;
+    }
+    return false;
+  };
+}
+
+function blurredLuma(image: RawImage): Float32Array {
+  const { width, height, data, channels } = image;
+  const lum = new Float32Array(width * height);
+  for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(data[j]!, data[j + 1]!, data[j + 2]!);
+  return boxMean(lum, width, height, 12);
+}
+
+/**
+ * A background estimate for person pixels: along each row, the colours of
+ * the nearest background pixels to the left and right, blended by distance
+ * (studio walls are smooth across a row).
+ */
+function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
+  const { width, height, data, channels } = image;
+  const out = new Uint8Array(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    let x = 0;
+    while (x < width) {
+      if (person.matte.data[y * width + x]! < 64) {
+        x++;
+        continue;
+      }
+      let end = x;
+      while (end < width && person.matte.data[y * width + end]! >= 64) end++;
+      // A few pixels away from the person's edge, where the matte's soft border no longer mixes in the person.
+      const sampleAt = (from: number, dir: 1 | -1): [number, number, number] | null => {
+        const colour: [number, number, number] = [0, 0, 0];
+        let n = 0;
+        for (let d = BACKGROUND_GAP; d < BACKGROUND_GAP + 3; d++) {
+          const px = from + dir * d;
+          if (px < 0 || px >= width || person.matte.data[y * width + px]! >= 64) continue;
+          for (let c = 0; c < 3; c++) colour[c]! += data[(y * width + px) * channels + c]!;
+          n++;
+        }
+        return n > 0 ? [colour[0] / n, colour[1] / n, colour[2] / n] : null;
+      };
+      const leftColour = sampleAt(x - 1, -1);
+      const rightColour = sampleAt(end, 1);
+      for (let k = x; k < end; k++) {
+        const t = end - x > 1 ? (k - x) / (end - x - 1) : 0.5;
+        for (let c = 0; c < 3; c++) {
+          const a = leftColour?.[c] ?? rightColour?.[c] ?? 128;
+          const b = rightColour?.[c] ?? a;
+          out[(y * width + k) * 3 + c] = Math.round(a * (1 - t) + b * t);
+        }
+      }
+      x = end;
+    }
+  }
+  return out;
+}
+
+/** One garment over the picture so far, shaded by the photo, behind what must stay in front. */
+function drawLayer(
+  out: Uint8Array,
+  image: RawImage,
+  lum: Float32Array,
+  person: PersonAnalysis,
+  skin: SkinModel | null,
+  placed: PlacedLayer,
+): void {
+  const { width, data, channels } = image;
+  const { layer, category } = placed;
+  const { x0, y0, width: lw, height: lh } = layer;
+  if (lw === 0 || lh === 0) return;
+  const labels = person.layout.labels;
+  const U = Math.hypot(person.landmarks[11]!.x - person.landmarks[12]!.x, person.landmarks[11]!.y - person.landmarks[12]!.y);
+  const shoulders = [person.landmarks[11]!, person.landmarks[12]!];
+  const capRadius2 = (0.3 * U) ** 2;
+
+  // Where the garment may show: not over the head, hair or hands; over arms only as a sleeve or at the shoulder caps.
+  const allowed = new Float32Array(lw * lh);
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const o = y * lw + x;
+      const i = (y0 + y) * width + x0 + x;
+      const label = labels[i]!;
+      let ok = !NEVER_COVERED.has(label);
+      // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps).
+      if (ok && (ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
+        const j = i * channels;
+        const bare = skin ? isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) : true;
+        const px = x0 + x;
+        const py = y0 + y;
+        ok = !bare || (label !== REGION.neck && shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2));
+      }
+      if (ok && category === 'bottom' && ARMS.has(label)) ok = false;
+      allowed[o] = ok ? 1 : 0;
+    }
+  }
+  const soft = boxMean(allowed, lw, lh, 1);
+
+  // Shading from the photo under the garment.
+  const local = new Float32Array(lw * lh);
+  for (let y = 0; y < lh; y++) for (let x = 0; x < lw; x++) local[y * lw + x] = lum[(y0 + y) * width + x0 + x]!;
+  const fine = boxMean(local, lw, lh, SHADING.fine);
+  const coarse = boxMean(local, lw, lh, SHADING.coarse);
+  const squares = new Float32Array(lw * lh);
+  for (let k = 0; k < squares.length; k++) squares[k] = local[k]! * local[k]!;
+  const meanSquares = boxMean(squares, lw, lh, SHADING.fine);
+
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const o = y * lw + x;
+      const a = layer.alpha[o]! * soft[o]!;
+      if (a <= 0) continue;
+      const i = ((y0 + y) * width + x0 + x) * 3;
+      const ratio = Math.min(SHADING.max, Math.max(SHADING.min, (fine[o]! + 6) / (coarse[o]! + 6)));
+      const deviation = Math.sqrt(Math.max(0, meanSquares[o]! - fine[o]! * fine[o]!));
+      const shade = 1 + ((ratio - 1) * SHADING.strength) / (1 + (deviation / SHADING.texture) ** 2);
+      for (let c = 0; c < 3; c++) {
+        const g = Math.min(255, layer.rgb[o * 3 + c]! * shade);
+        out[i + c] = Math.round(g * a + out[i + c]! * (1 - a));
+      }
+    }
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The body as a garment sees it: a frame (origin between the shoulders,
+ * unit = shoulder width, axes across and down the torso), the limbs as
+ * polylines, and the body's own width at any height, measured on the body
+ * layout (so a broad or a slim person gets a garment that fits them).
+ */
+import { POSE, REGION, type PersonAnalysis } from '../../../vision/types.ts';
+import type { Point } from '../types.ts';
+
+export interface BodyFrame {
+  /** Shoulder width in pixels: the unit of every proportion. */
+  unit: number;
+  /** Between the shoulders. */
+  origin: Point;
+  /** Unit vector across the body, towards the wearer's left (image right when facing the camera). */
+  side: Point;
+  /** Unit vector down the torso (shoulders to hips). */
+  down: Point;
+  /** Shoulders to hips along `down`, in pixels. */
+  torsoLength: number;
+  shoulder: { left: Point; right: Point };
+  hip: { left: Point; right: Point };
+  arm: { left: Point[]; right: Point[] };
+  leg: { left: Point[]; right: Point[] };
+  /** Half-widths of the body (torso, hips, upper legs) towards each side at `depth` pixels below the shoulders. */
+  halfWidth(depth: number): { left: number; right: number };
+}
+
+const TORSO_REGIONS = new Set<number>([REGION.torso, REGION.hips, REGION.neck, REGION.leftUpperLeg, REGION.rightUpperLeg]);
+
+export const add = (p: Point, v: Point, k = 1): Point => ({ x: p.x + v.x * k, y: p.y + v.y * k });
+export const sub = (p: Point, q: Point): Point => ({ x: p.x - q.x, y: p.y - q.y });
+export const dot = (p: Point, q: Point): number => p.x * q.x + p.y * q.y;
+export const len = (v: Point): number => Math.hypot(v.x, v.y);
+export const mid = (p: Point, q: Point): Point => ({ x: (p.x + q.x) / 2, y: (p.y + q.y) / 2 });
+export const unit = (v: Point): Point => {
+  const l = len(v) || 1;
+  return { x: v.x / l, y: v.y / l };
+};
+
+export function bodyFrame(person: PersonAnalysis): BodyFrame {
+  const lm = (k: number): Point => ({ x: person.landmarks[k]!.x, y: person.landmarks[k]!.y });
+  const shoulder = { left: lm(POSE.leftShoulder), right: lm(POSE.rightShoulder) };
+  const hip = { left: lm(POSE.leftHip), right: lm(POSE.rightHip) };
+  const origin = mid(shoulder.left, shoulder.right);
+  const hips = mid(hip.left, hip.right);
+  const down = unit(sub(hips, origin));
+  // Across the body, perpendicular to `down`, pointing the way the left shoulder lies.
+  let side = { x: -down.y, y: down.x };
+  if (dot(side, sub(shoulder.left, shoulder.right)) < 0) side = { x: -side.x, y: -side.y };
+  const torsoLength = dot(sub(hips, origin), down);
+  const unitWidth = Math.max(len(sub(shoulder.left, shoulder.right)), 0.5 * torsoLength, 1);
+  const { labels, width, height } = person.layout;
+
+  /** Steps from the axis towards ±side until the torso-like labels end (short gaps of one or two pixels are crossed). */
+  const reach = (from: Point, dir: Point): number => {
+    let last = 0;
+    const limit = unitWidth * 1.5;
+    for (let d = 0; d < limit; d += 1) {
+      const x = Math.round(from.x + dir.x * d);
+      const y = Math.round(from.y + dir.y * d);
+      if (x < 0 || y < 0 || x >= width || y >= height) break;
+      if (TORSO_REGIONS.has(labels[y * width + x]!)) last = d;
+      else if (d - last > 3) break;
+    }
+    return last;
+  };
+
+  return {
+    unit: unitWidth,
+    origin,
+    side,
+    down,
+    torsoLength,
+    shoulder,
+    hip,
+    arm: {
+      left: [shoulder.left, lm(POSE.leftElbow), lm(POSE.leftWrist)],
+      right: [shoulder.right, lm(POSE.rightElbow), lm(POSE.rightWrist)],
+    },
+    leg: {
+      left: [hip.left, lm(POSE.leftKnee), lm(POSE.leftAnkle)],
+      right: [hip.right, lm(POSE.rightKnee), lm(POSE.rightAnkle)],
+    },
+    halfWidth(depth: number) {
+      // The axis runs from the shoulders' midpoint through the hips' midpoint.
+      const centre = add(origin, down, depth);
+      const fallback = 0.4 * unitWidth;
+      const left = reach(centre, side);
+      const right = reach(centre, { x: -side.x, y: -side.y });
+      return { left: left > 0.1 * unitWidth ? left : fallback, right: right > 0.1 * unitWidth ? right : fallback };
+    },
+  };
+}
+
+/** The point `distance` pixels along a polyline from its first point; past the end it continues straight on. */
+export function alongPolyline(points: readonly Point[], distance: number): { point: Point; direction: Point } {
+  let remaining = distance;
+  for (let i = 0; i + 1 < points.length; i++) {
+    const a = points[i]!;
+    const b = points[i + 1]!;
+    const seg = len(sub(b, a));
+    const direction = unit(sub(b, a));
+    if (remaining <= seg || i + 2 === points.length) return { point: add(a, direction, remaining), direction };
+    remaining -= seg;
+  }
+  return { point: points[0]!, direction: { x: 0, y: 1 } };
+}
+
+export function polylineLength(points: readonly Point[]): number {
+  let total = 0;
+  for (let i = 0; i + 1 < points.length; i++) total += len(sub(points[i + 1]!, points[i]!));
+  return total;
+}

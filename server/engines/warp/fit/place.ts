@@ -1,0 +1,260 @@
+/**
+ * Where each garment landmark goes on the body: control-point pairs for the
+ * thin-plate spline. Every landmark is first carried over by a similarity
+ * (garment frame → body frame, scaled by shoulder or waist width), then the
+ * points that decide fit are moved onto the body's own measurements: the
+ * shoulders onto the shoulders, the sides onto the body's measured width
+ * times the ease, sleeves and legs along the limbs, hems down by the length.
+ */
+import type { GarmentCutout, GarmentLandmarks, Point } from '../types.ts';
+import { add, alongPolyline, dot, len, mid, polylineLength, sub, unit, type BodyFrame } from './body.ts';
+import type { GarmentScale } from './sizing.ts';
+
+export interface ControlPair {
+  from: Point;
+  to: Point;
+}
+
+/** One piece of a garment drawn with its own spline (an open jacket is two). */
+export interface Piece {
+  pairs: ControlPair[];
+  /** Only garment pixels on this side of the vertical line x = `split.x` belong to the piece. */
+  split?: { x: number; keep: 'left-of' | 'right-of' };
+}
+
+export interface Placement {
+  pieces: Piece[];
+  /**
+   * The garment's body (not its sleeves), as a polygon in cut-out pixels:
+   * body pixels stay behind the arms, sleeve pixels cover them.
+   */
+  bodyPolygon: Point[] | null;
+}
+
+/** How much of a flat sleeve's width shows on an arm. */
+const SLEEVE_GIRTH = 0.75;
+
+/** +1 when `across` points away from the body's centre line at `p`, else −1. */
+function outward(across: Point, p: Point, shoulder: Point, frame: Frame): 1 | -1 {
+  const fromCentre = dot(sub(shoulder, frame.origin), frame.side);
+  return dot(across, frame.side) * fromCentre >= 0 ? 1 : -1;
+}
+
+/** The ease a garment has around the body at a regular fit, true to size. */
+const EASE = { top: 1.06, outerwear: 1.14, dress: 1.06, bottom: 1.04 } as const;
+
+interface Frame {
+  origin: Point;
+  side: Point;
+  down: Point;
+  unit: number;
+}
+
+/** A similarity from one frame to another. */
+function carry(from: Frame, to: Frame): (p: Point) => Point {
+  return (p) => {
+    const d = sub(p, from.origin);
+    const s = dot(d, from.side) / from.unit;
+    const v = dot(d, from.down) / from.unit;
+    return add(add(to.origin, to.side, s * to.unit), to.down, v * to.unit);
+  };
+}
+
+/** A frame from a left and right point: origin between them, side towards the left one, down perpendicular (y growing). */
+function frameFrom(left: Point, right: Point): Frame {
+  const side = unit(sub(left, right));
+  let down = { x: -side.y, y: side.x };
+  if (down.y < 0) down = { x: -down.x, y: -down.y };
+  return { origin: mid(left, right), side, down, unit: len(sub(left, right)) || 1 };
+}
+
+/** Offset of a garment point along its frame's down axis, in garment units. */
+const depthOf = (f: Frame, p: Point): number => dot(sub(p, f.origin), f.down) / f.unit;
+const sideOf = (f: Frame, p: Point): number => dot(sub(p, f.origin), f.side) / f.unit;
+
+export interface PlaceOptions {
+  scale: GarmentScale;
+  styling: readonly string[];
+  /** A top tucked into bottoms ends at the waistband. */
+  tucked: boolean;
+}
+
+export function placeGarment(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
+  const g = cutout.landmarks;
+  if (cutout.category === 'bottom') return placeBottom(g, body, options);
+  return placeUpper(cutout, body, options);
+}
+
+function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
+  const g = cutout.landmarks;
+  const { scale } = options;
+  if (!g.leftShoulder || !g.rightShoulder) throw new Error('the garment has no shoulders to hang from');
+  const gf = frameFrom(g.leftShoulder, g.rightShoulder);
+  const bf: Frame = { origin: body.origin, side: body.side, down: body.down, unit: body.unit };
+  const sim = carry(gf, bf);
+  const ease = EASE[cutout.category === 'bottom' ? 'top' : cutout.category] * scale.width;
+  const U = body.unit;
+  const up = { x: -body.down.x, y: -body.down.y };
+  const pairs: ControlPair[] = [];
+  const put = (from: Point | undefined, to: Point): void => {
+    if (from) pairs.push({ from, to });
+  };
+
+  // Shoulders: on top of the shoulder joints, a little wider for bigger sizes; dropped for oversized.
+  const shoulderSpread = 1 + (scale.width - 1) * 0.6;
+  const shoulderTarget = (joint: Point, sign: 1 | -1): Point => {
+    let p = add(joint, up, 0.06 * U);
+    p = add(p, body.side, sign * (0.04 * U + (shoulderSpread - 1) * 0.5 * U));
+    if (scale.droppedShoulder) p = add(add(p, body.side, sign * 0.07 * U), body.down, 0.06 * U);
+    return p;
+  };
+  const leftShoulder = shoulderTarget(body.shoulder.left, 1);
+  const rightShoulder = shoulderTarget(body.shoulder.right, -1);
+  put(g.leftShoulder, leftShoulder);
+  put(g.rightShoulder, rightShoulder);
+
+  // Neckline: carried over, then lifted to the base of the neck.
+  for (const p of [g.neckLeft, g.neckRight, g.neckFront]) if (p) put(p, add(sim(p), up, 0.04 * U));
+
+  // Sides: armpit, waist and hem at the body's measured width times the ease; lengths scaled.
+  const lengthFactor = options.tucked ? 1 : scale.length;
+  const sidePoint = (p: Point | undefined, sign: 1 | -1, minHalf = 0): Point | null => {
+    if (!p) return null;
+    let depth = depthOf(gf, p) * U * lengthFactor;
+    if (options.tucked) depth = Math.min(depth, body.torsoLength * 0.92);
+    const measured = body.halfWidth(depth);
+    const half = Math.max((sign > 0 ? measured.left : measured.right) * ease, minHalf);
+    return add(add(body.origin, body.down, depth), body.side, sign * half);
+  };
+  const armpitL = sidePoint(g.leftArmpit, 1);
+  const armpitR = sidePoint(g.rightArmpit, -1);
+  if (armpitL) put(g.leftArmpit, armpitL);
+  if (armpitR) put(g.rightArmpit, armpitR);
+  // The garment's own flare below the armpits, relative to its chest width, is kept.
+  const chestHalfG = g.leftArmpit && g.rightArmpit ? Math.abs(sideOf(gf, g.leftArmpit) - sideOf(gf, g.rightArmpit)) / 2 : 0.5;
+  const chestHalfB = armpitL && armpitR ? len(sub(armpitL, armpitR)) / 2 : 0.5 * U * ease;
+  const flare = (p: Point | undefined): number => (p ? (Math.abs(sideOf(gf, p)) / chestHalfG) * chestHalfB : 0);
+  for (const [p, sign] of [
+    [g.leftWaist, 1],
+    [g.rightWaist, -1],
+  ] as const) {
+    const t = sidePoint(p, sign);
+    if (t) put(p, t);
+  }
+  for (const [p, sign] of [
+    [g.leftHem, 1],
+    [g.rightHem, -1],
+  ] as const) {
+    const t = sidePoint(p, sign, flare(p) * 0.9);
+    if (t) put(p, t);
+  }
+  // The hem's centre keeps the hem straight.
+  if (g.leftHem && g.rightHem) {
+    const hemMid = mid(g.leftHem, g.rightHem);
+    let depth = depthOf(gf, hemMid) * U * lengthFactor;
+    if (options.tucked) depth = Math.min(depth, body.torsoLength * 0.92);
+    put(hemMid, add(add(body.origin, body.down, depth), body.side, sideOf(gf, hemMid) * U));
+  }
+
+  // Sleeves: along the arms, as long (relative to the shoulders) as on the garment.
+  const rolled = options.styling.includes('sleeves-rolled');
+  for (const [end, shoulderG, arm, shoulderB] of [
+    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder],
+    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder],
+  ] as const) {
+    if (!end) continue;
+    const armLength = polylineLength(arm);
+    let length = (len(sub(end, shoulderG)) / gf.unit) * U * scale.sleeve;
+    if (scale.droppedShoulder) length -= 0.08 * U;
+    if (rolled) length = Math.min(length, len(sub(arm[1]!, arm[0]!)) + 0.25 * len(sub(arm[2]!, arm[1]!)));
+    length = Math.min(length, armLength * 1.04);
+    const path = [shoulderB, ...arm.slice(1)];
+    const at = alongPolyline(path, length);
+    // A flat sleeve is wider than the arm it goes round (half its girth shows): about 0.75 of its flat width, more with ease.
+    const halfG = g.sleeveHalfWidth ?? 0.12 * gf.unit;
+    const half = (halfG / gf.unit) * U * SLEEVE_GIRTH * Math.max(ease, 1);
+    const across = { x: -at.direction.y, y: at.direction.x };
+    const dirG = unit(sub(end, shoulderG));
+    const acrossG = { x: -dirG.y, y: dirG.x };
+    put(end, at.point);
+    // Only the outer edge of the opening: the inner edge lies against the body's side, where the armpit already pins it.
+    put(
+      add(end, acrossG, halfG * outward(acrossG, end, shoulderG, gf)),
+      add(at.point, across, half * outward(across, at.point, shoulderB, bf)),
+    );
+    // Halfway along, so the sleeve bends with the elbow.
+    const halfway = alongPolyline(path, length / 2);
+    put(mid(end, shoulderG), halfway.point);
+  }
+
+  const bodyPolygon = [g.leftShoulder, g.leftArmpit, g.leftHem, g.rightHem, g.rightArmpit, g.rightShoulder].filter(
+    (p): p is Point => p !== undefined,
+  );
+  const open = cutout.category === 'outerwear' && options.styling.includes('open');
+  return { pieces: open ? openFront(pairs, gf, body) : [{ pairs }], bodyPolygon: bodyPolygon.length >= 4 ? bodyPolygon : null };
+}
+
+/** An open jacket: each half hangs from its own shoulder and parts from the centre line, more towards the hem. */
+function openFront(pairs: ControlPair[], gf: Frame, body: BodyFrame): Piece[] {
+  const centreX = gf.origin.x;
+  const halves: Piece[] = [];
+  for (const keep of ['right-of', 'left-of'] as const) {
+    // Image right of the centre line is the wearer's left.
+    const sign = keep === 'right-of' ? 1 : -1;
+    const own = pairs.filter((p) => (p.from.x - centreX) * sign > -1e-6);
+    const parted = own.map((p) => {
+      const depth = Math.max(0, dot(sub(p.to, body.origin), body.down)) / body.torsoLength;
+      const nearCentre = Math.abs(p.from.x - centreX) < 0.2 * gf.unit;
+      return nearCentre ? { from: p.from, to: add(p.to, body.side, sign * 0.12 * body.unit * Math.min(depth, 1.2)) } : p;
+    });
+    halves.push({ pairs: parted, split: { x: centreX, keep } });
+  }
+  return halves;
+}
+
+function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions): Placement {
+  if (!g.waistbandLeft || !g.waistbandRight) throw new Error('the garment has no waistband to place');
+  const { scale } = options;
+  const ease = EASE.bottom * scale.width;
+  const gf = frameFrom(g.waistbandLeft, g.waistbandRight);
+  // The waistband sits a little above the hip joints.
+  const waistDepth = body.torsoLength * 0.86;
+  const measured = body.halfWidth(waistDepth);
+  const waistCentre = add(body.origin, body.down, waistDepth);
+  const waistL = add(waistCentre, body.side, measured.left * ease);
+  const waistR = add(waistCentre, body.side, -measured.right * ease);
+  const bf: Frame = { origin: waistCentre, side: body.side, down: body.down, unit: len(sub(waistL, waistR)) };
+  const sim = carry(gf, bf);
+  const pairs: ControlPair[] = [
+    { from: g.waistbandLeft, to: waistL },
+    { from: g.waistbandRight, to: waistR },
+  ];
+  if (g.crotch) pairs.push({ from: g.crotch, to: sim(g.crotch) });
+  for (const [outer, inner, leg, sign] of [
+    [g.leftLegHemOuter, g.leftLegHemInner, body.leg.left, 1],
+    [g.rightLegHemOuter, g.rightLegHemInner, body.leg.right, -1],
+  ] as const) {
+    if (!outer || !inner) continue;
+    const hemG = mid(outer, inner);
+    const topG = g.crotch ? { x: (hemG.x + (sign > 0 ? g.waistbandLeft.x : g.waistbandRight.x)) / 2, y: gf.origin.y } : gf.origin;
+    // Leg length from the waistband to the hem, relative to the waistband's width.
+    const lengthG = depthOf(gf, hemG) - depthOf(gf, topG);
+    // The leg's path starts at the waistband's height, straight above the hip joint.
+    const start = leg[0]!;
+    const path = [add(start, body.down, -Math.max(dot(sub(start, waistCentre), body.down), 0)), ...leg];
+    const length = Math.min(lengthG * bf.unit * scale.length, polylineLength(path) * 1.04);
+    const at = alongPolyline(path, length);
+    const across = { x: -at.direction.y, y: at.direction.x };
+    const acrossSign = dot(across, body.side) * sign > 0 ? 1 : -1;
+    const halfG = len(sub(outer, inner)) / 2;
+    const half = (halfG / gf.unit) * bf.unit * Math.max(scale.width, 0.9);
+    pairs.push({ from: outer, to: add(at.point, across, acrossSign * half) });
+    pairs.push({ from: inner, to: add(at.point, across, -acrossSign * half) });
+    // The knee, halfway down, so the leg bends with the body's.
+    pairs.push({
+      from: mid(hemG, mid(g.crotch ?? gf.origin, sign > 0 ? g.waistbandLeft : g.waistbandRight)),
+      to: alongPolyline(path, length / 2).point,
+    });
+  }
+  return { pieces: [{ pairs }], bodyPolygon: null };
+}

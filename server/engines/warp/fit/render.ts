@@ -1,0 +1,173 @@
+/**
+ * Draws a cut-out garment onto the person's frame through its placement:
+ * for every pixel of the person's photo near the garment, the inverse
+ * thin-plate spline (body → garment, evaluated on a 4-pixel grid and
+ * interpolated) says which garment pixel lands there; colour and alpha are
+ * sampled bilinearly with premultiplied alpha, so edges stay anti-aliased.
+ */
+import type { GarmentCutout, Point } from '../types.ts';
+import type { Placement } from './place.ts';
+import { fitThinPlateSpline, mappingGrid, type MappingGrid } from './tps.ts';
+
+/** A garment drawn in the person's frame, over the box [x0, x0 + width) × [y0, y0 + height). */
+export interface Layer {
+  x0: number;
+  y0: number;
+  width: number;
+  height: number;
+  /** Straight RGB, 3 bytes per pixel. */
+  rgb: Uint8Array;
+  /** Coverage 0..1. */
+  alpha: Float32Array;
+  /** 1 where the pixel belongs to a sleeve (may cover arms), 0 for the garment's body (stays behind arms). */
+  sleeve: Uint8Array;
+}
+
+const GRID_STEP = 4;
+/** Light smoothing keeps the spline from folding when two landmarks nearly coincide. */
+const SMOOTHING = 1e-3;
+
+/** Point-in-polygon over the cut-out: 1 inside the garment's body polygon. */
+function polygonMask(polygon: readonly Point[], width: number, height: number): Uint8Array {
+  const mask = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const py = y + 0.5;
+    const crossings: number[] = [];
+    for (let i = 0; i < polygon.length; i++) {
+      const a = polygon[i]!;
+      const b = polygon[(i + 1) % polygon.length]!;
+      if (a.y <= py !== b.y <= py) crossings.push(a.x + ((py - a.y) / (b.y - a.y)) * (b.x - a.x));
+    }
+    crossings.sort((p, q) => p - q);
+    for (let k = 0; k + 1 < crossings.length; k += 2) {
+      const from = Math.max(0, Math.ceil(crossings[k]! - 0.5));
+      const to = Math.min(width, Math.floor(crossings[k + 1]! - 0.5) + 1);
+      mask.fill(1, y * width + from, y * width + Math.max(from, to));
+    }
+  }
+  return mask;
+}
+
+export function renderGarment(cutout: GarmentCutout, placement: Placement, photoWidth: number, photoHeight: number): Layer {
+  const g = cutout.image;
+  const gw = g.width;
+  const gh = g.height;
+  const inBody = placement.bodyPolygon ? polygonMask(placement.bodyPolygon, gw, gh) : null;
+
+  // Where the garment lands: its opaque pixels (sampled every 8) mapped forward, plus a margin.
+  const forward = placement.pieces.map((piece) =>
+    fitThinPlateSpline(
+      piece.pairs.map((p) => p.from),
+      piece.pairs.map((p) => p.to),
+      SMOOTHING,
+    ),
+  );
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (let y = 0; y < gh; y += 8) {
+    for (let x = 0; x < gw; x += 8) {
+      if (g.data[(y * gw + x) * 4 + 3]! < 8) continue;
+      for (const spline of forward) {
+        const p = spline.map(x, y);
+        minX = Math.min(minX, p.x);
+        minY = Math.min(minY, p.y);
+        maxX = Math.max(maxX, p.x);
+        maxY = Math.max(maxY, p.y);
+      }
+    }
+  }
+  const margin = 24;
+  const x0 = Math.max(0, Math.floor(minX - margin));
+  const y0 = Math.max(0, Math.floor(minY - margin));
+  const x1 = Math.min(photoWidth, Math.ceil(maxX + margin));
+  const y1 = Math.min(photoHeight, Math.ceil(maxY + margin));
+  const width = Math.max(0, x1 - x0);
+  const height = Math.max(0, y1 - y0);
+  const layer: Layer = {
+    x0,
+    y0,
+    width,
+    height,
+    rgb: new Uint8Array(width * height * 3),
+    alpha: new Float32Array(width * height),
+    sleeve: new Uint8Array(width * height),
+  };
+  if (width === 0 || height === 0) return layer;
+
+  for (const piece of placement.pieces) {
+    const inverse = fitThinPlateSpline(
+      piece.pairs.map((p) => p.to),
+      piece.pairs.map((p) => p.from),
+      SMOOTHING,
+    );
+    const grid = mappingGrid(inverse, x0, y0, width, height, GRID_STEP);
+    drawPiece(layer, cutout, grid, inBody, piece.split);
+  }
+  return layer;
+}
+
+function drawPiece(
+  layer: Layer,
+  cutout: GarmentCutout,
+  grid: MappingGrid,
+  inBody: Uint8Array | null,
+  split: { x: number; keep: 'left-of' | 'right-of' } | undefined,
+): void {
+  const { data, width: gw, height: gh } = cutout.image;
+  const { width, height, rgb, alpha, sleeve } = layer;
+  const { step, columns } = grid;
+  for (let y = 0; y < height; y++) {
+    const gy = y / step;
+    const r = Math.floor(gy);
+    const ty = gy - r;
+    for (let x = 0; x < width; x++) {
+      const gx = x / step;
+      const c = Math.floor(gx);
+      const tx = gx - c;
+      const i00 = r * columns + c;
+      const i10 = i00 + 1;
+      const i01 = i00 + columns;
+      const i11 = i01 + 1;
+      const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
+      const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
+      if (split && (split.keep === 'left-of' ? sx >= split.x : sx < split.x)) continue;
+      // Bilinear sample at the garment position (pixel centres at +0.5), premultiplied.
+      const fx = sx - 0.5;
+      const fy = sy - 0.5;
+      const ix = Math.floor(fx);
+      const iy = Math.floor(fy);
+      if (ix < -1 || iy < -1 || ix >= gw || iy >= gh) continue;
+      const ax = fx - ix;
+      const ay = fy - iy;
+      let a = 0;
+      let cr = 0;
+      let cg = 0;
+      let cb = 0;
+      for (let k = 0; k < 4; k++) {
+        const px = ix + (k & 1);
+        const py = iy + (k >> 1);
+        if (px < 0 || py < 0 || px >= gw || py >= gh) continue;
+        const w = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
+        const j = (py * gw + px) * 4;
+        const wa = (w * data[j + 3]!) / 255;
+        a += wa;
+        cr += wa * data[j]!;
+        cg += wa * data[j + 1]!;
+        cb += wa * data[j + 2]!;
+      }
+      if (a <= 1e-4) continue;
+      const o = y * width + x;
+      // Pieces do not overlap; where they touch, the more opaque one wins.
+      if (a <= alpha[o]!) continue;
+      alpha[o] = a;
+      rgb[o * 3] = cr / a;
+      rgb[o * 3 + 1] = cg / a;
+      rgb[o * 3 + 2] = cb / a;
+      const nx = Math.min(gw - 1, Math.max(0, Math.round(fx)));
+      const ny = Math.min(gh - 1, Math.max(0, Math.round(fy)));
+      sleeve[o] = inBody && inBody[ny * gw + nx] === 0 ? 1 : 0;
+    }
+  }
+}

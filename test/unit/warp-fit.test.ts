@@ -1,0 +1,342 @@
+/**
+ * The warp engine's body side against plain arithmetic and drawn shapes:
+ * the thin-plate spline, the size ladder and proportions, placement on a
+ * synthetic body (size up is wider and longer, sleeves follow the arms,
+ * tucked tops end at the waist), rendering a garment through the spline,
+ * and compositing (face, hands and background untouched byte for byte,
+ * bare arms in front of the garment's body, old sleeves turned to skin).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { compose } from '../../server/engines/warp/composite/compose.ts';
+import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
+import { placeGarment } from '../../server/engines/warp/fit/place.ts';
+import { renderGarment } from '../../server/engines/warp/fit/render.ts';
+import { garmentScale, sizeIndex } from '../../server/engines/warp/fit/sizing.ts';
+import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
+import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
+import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
+import { POSE, REGION, type Landmark, type PersonAnalysis, type RawImage } from '../../server/vision/types.ts';
+
+const close = (a: number, b: number, eps: number, what = ''): void => assert.ok(Math.abs(a - b) <= eps, `${what} ${a} vs ${b} (±${eps})`);
+
+describe('thin-plate spline', () => {
+  const sources = [
+    { x: 0, y: 0 },
+    { x: 100, y: 0 },
+    { x: 0, y: 100 },
+    { x: 100, y: 100 },
+    { x: 50, y: 50 },
+  ];
+
+  test('it takes every control point to its target exactly', () => {
+    const targets = [
+      { x: 10, y: 5 },
+      { x: 120, y: 0 },
+      { x: -5, y: 110 },
+      { x: 100, y: 130 },
+      { x: 60, y: 40 },
+    ];
+    const spline = fitThinPlateSpline(sources, targets);
+    for (const [k, p] of sources.entries()) {
+      const q = spline.map(p.x, p.y);
+      close(q.x, targets[k]!.x, 1e-6, `x of point ${k}`);
+      close(q.y, targets[k]!.y, 1e-6, `y of point ${k}`);
+    }
+  });
+
+  test('an affine correspondence is reproduced everywhere (no bending)', () => {
+    const affine = (p: Point): Point => ({ x: 2 * p.x - 0.5 * p.y + 7, y: 0.3 * p.x + 1.5 * p.y - 3 });
+    const spline = fitThinPlateSpline(sources, sources.map(affine));
+    for (const p of [
+      { x: 13, y: 77 },
+      { x: -40, y: 200 },
+      { x: 250, y: -30 },
+    ]) {
+      const q = spline.map(p.x, p.y);
+      const e = affine(p);
+      close(q.x, e.x, 1e-6);
+      close(q.y, e.y, 1e-6);
+    }
+  });
+
+  test('the grid holds the spline at every grid node; degenerate points are refused', () => {
+    const spline = fitThinPlateSpline(
+      sources,
+      sources.map((p) => ({ x: p.x + Math.sin(p.y / 30) * 5, y: p.y })),
+    );
+    const grid = mappingGrid(spline, 10, 20, 30, 17, 4);
+    assert.equal(grid.columns, Math.ceil(30 / 4) + 1);
+    assert.equal(grid.rows, Math.ceil(17 / 4) + 1);
+    const p = spline.map(10 + 2 * 4, 20 + 3 * 4);
+    close(grid.x[3 * grid.columns + 2]!, p.x, 1e-3);
+    close(grid.y[3 * grid.columns + 2]!, p.y, 1e-3);
+    const line = [
+      { x: 0, y: 0 },
+      { x: 1, y: 1 },
+      { x: 2, y: 2 },
+    ];
+    assert.throws(() => fitThinPlateSpline(line, line), /degenerate/);
+  });
+});
+
+describe('sizes', () => {
+  test('the ladder: letters, 2XL, EU numbers and waists land on the same steps', () => {
+    assert.equal(sizeIndex('M'), 3);
+    assert.equal(sizeIndex('xl'), 5);
+    assert.equal(sizeIndex('2XL'), sizeIndex('XXL'));
+    assert.equal(sizeIndex('38'), sizeIndex('M'));
+    assert.equal(sizeIndex('W32'), sizeIndex('M'));
+    assert.equal(sizeIndex('40') - sizeIndex('38'), 1);
+    assert.throws(() => sizeIndex('huge'), /unknown size/);
+  });
+
+  test('one size up is 6 % wider and 3 % longer, one down the reverse; fits multiply; oversized drops the shoulder', () => {
+    const same = garmentScale('M', 'M', 'regular');
+    assert.deepEqual([same.steps, same.width, same.length], [0, 1, 1]);
+    const up = garmentScale('L', 'M', 'regular');
+    close(up.width, 1.06, 1e-12);
+    close(up.length, 1.03, 1e-12);
+    const down = garmentScale('S', 'M', 'regular');
+    close(down.width, 0.94, 1e-12);
+    close(garmentScale('M', 'M', 'oversized').width, 1.18, 1e-12);
+    assert.equal(garmentScale('M', 'M', 'oversized').droppedShoulder, true);
+    assert.equal(garmentScale('4XL', 'XXS', 'regular').steps, 4, 'clamped');
+  });
+});
+
+// A synthetic person: 400×600, facing the camera, arms hanging slightly out, a skin-coloured face and arms,
+// a dark old top on the torso and upper arms, a light grey wall.
+const W = 400;
+const H = 600;
+const SKIN: [number, number, number] = [224, 172, 140];
+const OLD_TOP: [number, number, number] = [40, 40, 90];
+const WALL: [number, number, number] = [235, 235, 235];
+const at = (x: number, y: number): Landmark => ({ x, y, z: 0, visibility: 1, presence: 1 });
+
+function syntheticPerson(): { image: RawImage; person: PersonAnalysis } {
+  const lm: Landmark[] = Array.from({ length: 33 }, () => at(200, 80));
+  const set = (k: number, x: number, y: number): void => {
+    lm[k] = at(x, y);
+  };
+  set(POSE.nose, 200, 80);
+  set(POSE.leftEye, 210, 70);
+  set(POSE.rightEye, 190, 70);
+  set(POSE.leftEar, 222, 75);
+  set(POSE.rightEar, 178, 75);
+  set(POSE.mouthLeft, 207, 92);
+  set(POSE.mouthRight, 193, 92);
+  set(POSE.leftShoulder, 250, 150);
+  set(POSE.rightShoulder, 150, 150);
+  set(POSE.leftElbow, 275, 240);
+  set(POSE.rightElbow, 125, 240);
+  set(POSE.leftWrist, 285, 320);
+  set(POSE.rightWrist, 115, 320);
+  for (const [k, x, y] of [
+    [POSE.leftIndex, 288, 345],
+    [POSE.leftPinky, 282, 342],
+    [POSE.leftThumb, 280, 335],
+    [POSE.rightIndex, 112, 345],
+    [POSE.rightPinky, 118, 342],
+    [POSE.rightThumb, 120, 335],
+  ] as const)
+    set(k, x, y);
+  set(POSE.leftHip, 230, 300);
+  set(POSE.rightHip, 170, 300);
+  set(POSE.leftKnee, 230, 420);
+  set(POSE.rightKnee, 170, 420);
+  set(POSE.leftAnkle, 230, 540);
+  set(POSE.rightAnkle, 170, 540);
+  set(POSE.leftHeel, 230, 555);
+  set(POSE.rightHeel, 170, 555);
+  set(POSE.leftFootIndex, 240, 580);
+  set(POSE.rightFootIndex, 160, 580);
+
+  const data = new Uint8Array(W * H * 3);
+  const matte = new Uint8Array(W * H);
+  const paint = (x: number, y: number, c: readonly number[]): void => {
+    data.set(c, (y * W + x) * 3);
+    matte[y * W + x] = 255;
+  };
+  for (let i = 0; i < W * H; i++) data.set(WALL, i * 3);
+  const segmentDistance = (x: number, y: number, a: Point, b: Point): number => {
+    const dx = b.x - a.x;
+    const dy = b.y - a.y;
+    const t = Math.max(0, Math.min(1, ((x - a.x) * dx + (y - a.y) * dy) / (dx * dx + dy * dy)));
+    return Math.hypot(a.x + t * dx - x, a.y + t * dy - y);
+  };
+  const p = (k: number): Point => lm[k]!;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      if (Math.hypot(x - 200, y - 85) < 32)
+        paint(x, y, SKIN); // head
+      else if (x > 190 && x < 210 && y >= 110 && y < 150)
+        paint(x, y, SKIN); // neck
+      else if (x >= 155 && x <= 245 && y >= 140 && y < 310)
+        paint(x, y, OLD_TOP); // torso
+      else if (
+        segmentDistance(x, y, p(POSE.leftShoulder), p(POSE.leftElbow)) < 14 ||
+        segmentDistance(x, y, p(POSE.rightShoulder), p(POSE.rightElbow)) < 14
+      ) {
+        // Upper arms: the old top's long sleeves down to the elbow.
+        paint(x, y, OLD_TOP);
+      } else if (
+        segmentDistance(x, y, p(POSE.leftElbow), p(POSE.leftIndex)) < 11 ||
+        segmentDistance(x, y, p(POSE.rightElbow), p(POSE.rightIndex)) < 11
+      ) {
+        paint(x, y, SKIN);
+      } else if (x >= 160 && x <= 240 && y >= 310 && y < 560) paint(x, y, [60, 70, 80]); // trousers
+    }
+  }
+  const image: RawImage = { data, width: W, height: H, channels: 3 };
+  const mask = { data: matte, width: W, height: H };
+  const layout = new HeuristicBodyParser().parse(image, lm, mask);
+  return {
+    image,
+    person: {
+      width: W,
+      height: H,
+      landmarks: lm,
+      score: 0.9,
+      roi: { cx: 200, cy: 300, width: 600, height: 600, rotation: 0 },
+      matte: mask,
+      layout,
+    },
+  };
+}
+
+/** A flat T-shirt, 200×240 cut-out: a body rectangle and two short sleeves, in a bright colour. */
+function syntheticTee(): GarmentCutout {
+  const gw = 200;
+  const gh = 240;
+  const data = new Uint8Array(gw * gh * 4);
+  for (let y = 0; y < gh; y++) {
+    for (let x = 0; x < gw; x++) {
+      const body = x >= 50 && x < 150 && y >= 20 && y < 230;
+      // Sleeves: parallelograms going down and out from the shoulders.
+      const sleeveL = y >= 20 && y < 80 && x >= 150 && x < 150 + (y - 20) * 0.6 + 20 && x > 150 + (y - 20) * 0.6 - 25;
+      const sleeveR = y >= 20 && y < 80 && x < 50 && x > 50 - (y - 20) * 0.6 - 20 && x < 50 - (y - 20) * 0.6 + 25;
+      if (body || sleeveL || sleeveR) data.set([230, 40, 40, 255], (y * gw + x) * 4);
+    }
+  }
+  return {
+    image: { data, width: gw, height: gh, channels: 4 },
+    category: 'top',
+    categorySource: 'request',
+    photo: 'flat',
+    landmarks: {
+      neckLeft: { x: 115, y: 20 },
+      neckRight: { x: 85, y: 20 },
+      neckFront: { x: 100, y: 35 },
+      leftShoulder: { x: 150, y: 22 },
+      rightShoulder: { x: 50, y: 22 },
+      leftArmpit: { x: 150, y: 80 },
+      rightArmpit: { x: 50, y: 80 },
+      leftSleeveEnd: { x: 182, y: 78 },
+      rightSleeveEnd: { x: 18, y: 78 },
+      sleeveHalfWidth: 20,
+      leftHem: { x: 150, y: 229 },
+      rightHem: { x: 50, y: 229 },
+    },
+  };
+}
+
+describe('placing a top on a body', () => {
+  const { person } = syntheticPerson();
+  const body = bodyFrame(person);
+  const tee = syntheticTee();
+  const pairsOf = (size: string, fit: 'slim' | 'regular' | 'relaxed' | 'oversized' = 'regular', styling: string[] = [], tucked = false) =>
+    new Map(
+      placeGarment(tee, body, { scale: garmentScale(size, 'M', fit), styling, tucked }).pieces[0]!.pairs.map(
+        (p) => [`${p.from.x},${p.from.y}`, p.to] as const,
+      ),
+    );
+  const target = (pairs: Map<string, Point>, p: Point | undefined): Point => pairs.get(`${p!.x},${p!.y}`)!;
+
+  test('the frame: unit = shoulder width, side towards the wearer’s left, down towards the hips', () => {
+    close(body.unit, 100, 1e-9);
+    close(body.side.x, 1, 1e-9);
+    close(body.down.y, 1, 1e-9);
+    const half = body.halfWidth(60);
+    assert.ok(half.left > 30 && half.left < 60 && half.right > 30 && half.right < 60, `measured ${JSON.stringify(half)}`);
+  });
+
+  test('shoulders land on the shoulders; the wearer’s left on the image right', () => {
+    const pairs = pairsOf('M');
+    const left = target(pairs, tee.landmarks.leftShoulder);
+    const right = target(pairs, tee.landmarks.rightShoulder);
+    assert.ok(Math.abs(left.x - 250) < 12 && Math.abs(left.y - 150) < 12, `left shoulder at ${JSON.stringify(left)}`);
+    assert.ok(Math.abs(right.x - 150) < 12 && Math.abs(right.y - 150) < 12, `right shoulder at ${JSON.stringify(right)}`);
+  });
+
+  test('one size up is wider and longer than true to size, one size down narrower and shorter', () => {
+    const width = (pairs: Map<string, Point>): number =>
+      len(sub(target(pairs, tee.landmarks.leftArmpit), target(pairs, tee.landmarks.rightArmpit)));
+    const hemY = (pairs: Map<string, Point>): number => target(pairs, tee.landmarks.leftHem).y;
+    const [small, same, large] = [pairsOf('S'), pairsOf('M'), pairsOf('L')];
+    assert.ok(width(small) < width(same) && width(same) < width(large), `${width(small)} < ${width(same)} < ${width(large)}`);
+    assert.ok(hemY(small) < hemY(same) && hemY(same) < hemY(large), `${hemY(small)} < ${hemY(same)} < ${hemY(large)}`);
+    close(width(large) / width(same), 1.06, 0.01, 'one step wider');
+    assert.ok(width(pairsOf('M', 'oversized')) > width(pairsOf('M', 'relaxed')), 'oversized is looser than relaxed');
+  });
+
+  test('sleeves run down the arms; rolled sleeves are no longer than to just below the elbow', () => {
+    const end = target(pairsOf('M'), tee.landmarks.leftSleeveEnd);
+    // On the left upper arm (from (250,150) to (275,240)): within a few pixels of that line.
+    const t = ((end.x - 250) * 25 + (end.y - 150) * 90) / (25 * 25 + 90 * 90);
+    const onArm = { x: 250 + 25 * t, y: 150 + 90 * t };
+    assert.ok(len(sub(end, onArm)) < 6, `sleeve end ${JSON.stringify(end)} is off the arm`);
+    assert.ok(t > 0.2 && t < 1, `a short sleeve ends on the upper arm (t = ${t.toFixed(2)})`);
+  });
+
+  test('a tucked top ends at the waist', () => {
+    const loose = target(pairsOf('M'), tee.landmarks.leftHem).y;
+    const tucked = target(pairsOf('M', 'regular', ['tucked'], true), tee.landmarks.leftHem).y;
+    assert.ok(tucked < loose && tucked <= 150 + body.torsoLength * 0.92 + 1, `tucked hem at ${tucked}, loose at ${loose}`);
+  });
+});
+
+describe('rendering and compositing', () => {
+  const { image, person } = syntheticPerson();
+  const tee = syntheticTee();
+  const body = bodyFrame(person);
+  const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
+  const layer = renderGarment(tee, placement, W, H);
+  const out = compose({ image, person, layers: [{ layer, category: 'top' }] });
+  const pixel = (buffer: Uint8Array, x: number, y: number): number[] => Array.from(buffer.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+
+  test('the garment lands on the torso, opaque, in its own colour', () => {
+    const i = (200 - layer.y0) * layer.width + (200 - layer.x0);
+    assert.ok(layer.alpha[i]! > 0.99, `alpha at the chest ${layer.alpha[i]}`);
+    const [r, g, b] = pixel(out, 200, 200);
+    assert.ok(r! > 180 && g! < 80 && b! < 80, `chest is the tee's red: ${[r, g, b]}`);
+  });
+
+  test('the face, the hands and the wall far from the garment keep their exact bytes', () => {
+    const { labels } = person.layout;
+    let changed = 0;
+    let checked = 0;
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const label = labels[y * W + x]!;
+        const far = x < layer.x0 - 2 || x >= layer.x0 + layer.width + 2 || y < layer.y0 - 2 || y >= layer.y0 + layer.height + 2;
+        if (label === REGION.head || label === REGION.leftHand || label === REGION.rightHand || (label === REGION.background && far)) {
+          checked++;
+          for (let c = 0; c < 3; c++) if (out[(y * W + x) * 3 + c] !== image.data[(y * W + x) * 3 + c]) changed++;
+        }
+      }
+    }
+    assert.ok(checked > 5000, `checked ${checked} pixels`);
+    assert.equal(changed, 0);
+  });
+
+  test('bare forearms stay in front of the garment; the old long sleeve below the new short one becomes skin', () => {
+    // The left forearm at (280, 280) is skin in the photo and stays exactly so.
+    assert.deepEqual(pixel(out, 280, 280), pixel(image.data, 280, 280));
+    // The old sleeve near the elbow, below the new short sleeve's end: no longer the old top's dark blue.
+    const elbow = pixel(out, 272, 232);
+    const distanceToOld = Math.hypot(elbow[0]! - OLD_TOP[0], elbow[1]! - OLD_TOP[1], elbow[2]! - OLD_TOP[2]);
+    const distanceToSkin = Math.hypot(elbow[0]! - SKIN[0], elbow[1]! - SKIN[1], elbow[2]! - SKIN[2]);
+    assert.ok(distanceToSkin < 50 && distanceToOld > 150, `old sleeve at the elbow became ${elbow}`);
+  });
+});
