@@ -142,9 +142,10 @@ export class EngineRegistry {
     return this.pools.get(id)?.description;
   }
 
-  /** The best ready engine: the first ready one in spec order. */
+  /** The best ready engine: the first ready one on an accelerator, else the first ready one in spec order. */
   defaultEngine(): EngineDescription | undefined {
-    return this.list().find((description) => description.ready);
+    const ready = this.list().filter((description) => description.ready);
+    return ready.find((description) => description.device !== 'cpu') ?? ready[0];
   }
 
   /** The device an engine runs on; the job runner keys its concurrency on it. */

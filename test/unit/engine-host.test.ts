@@ -118,6 +118,13 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
     assert.equal(registry.deviceOf('a'), 'gpu:0');
   });
 
+  test('the default engine is a ready one on an accelerator, else the first ready one', async (t) => {
+    const { registry } = await startRegistry(t, [compose({ id: 'fast', device: 'cpu' }), compose({ id: 'photo', device: 'cuda:0' })]);
+    assert.equal(registry.defaultEngine()?.id, 'photo');
+    const cpuOnly = await startRegistry(t, [compose({ id: 'first', device: 'cpu' }), compose({ id: 'second', device: 'cpu' })]);
+    assert.equal(cpuOnly.registry.defaultEngine()?.id, 'first');
+  });
+
   test('runs a job and returns a PNG the size of the selfie', async (t) => {
     const { registry } = await startRegistry(t, [compose()]);
     const result = await registry.run('test-compose', request);

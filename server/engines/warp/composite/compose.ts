@@ -259,7 +259,9 @@ function drawLayer(
       allowed[o] = ok ? 1 : 0;
     }
   }
+  // Softened inwards only: pixels that must stay in front stay exactly the photo's.
   const soft = boxMean(allowed, lw, lh, 1);
+  for (let k = 0; k < soft.length; k++) if (allowed[k] === 0) soft[k] = 0;
 
   // Shading from the photo under the garment.
   const local = new Float32Array(lw * lh);

@@ -19,6 +19,8 @@ export interface BodyFrame {
   /** Shoulders to hips along `down`, in pixels. */
   torsoLength: number;
   shoulder: { left: Point; right: Point };
+  /** The top of each shoulder's outline, straight above the joint (where a shoulder seam lies). */
+  shoulderTop: { left: Point; right: Point };
   hip: { left: Point; right: Point };
   arm: { left: Point[]; right: Point[] };
   leg: { left: Point[]; right: Point[] };
@@ -66,8 +68,23 @@ export function bodyFrame(person: PersonAnalysis): BodyFrame {
     return last;
   };
 
+  /** From a shoulder joint straight up (against `down`) to the last person pixel that is not head or hair. */
+  const top = (joint: Point): Point => {
+    let last = 0;
+    for (let d = 0; d < 0.4 * unitWidth; d++) {
+      const x = Math.round(joint.x - down.x * d);
+      const y = Math.round(joint.y - down.y * d);
+      if (x < 0 || y < 0 || x >= width || y >= height) break;
+      const i = y * width + x;
+      if (person.matte.data[i]! < 128 || labels[i] === REGION.head) break;
+      last = d;
+    }
+    return add(joint, down, -Math.max(last, 0.05 * unitWidth));
+  };
+
   return {
     unit: unitWidth,
+    shoulderTop: { left: top(shoulder.left), right: top(shoulder.right) },
     origin,
     side,
     down,

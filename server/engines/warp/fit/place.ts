@@ -31,6 +31,9 @@ export interface Placement {
   bodyPolygon: Point[] | null;
 }
 
+/** The waistband's depth below the shoulders, as a share of the shoulders-to-hip-joints length. */
+const WAIST_DEPTH = 0.86;
+
 /** How much of a flat sleeve's width shows on an arm. */
 const SLEEVE_GIRTH = 0.75;
 
@@ -103,7 +106,9 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // Shoulders: on top of the shoulder joints, a little wider for bigger sizes; dropped for oversized.
   const shoulderSpread = 1 + (scale.width - 1) * 0.6;
   const shoulderTarget = (joint: Point, sign: 1 | -1): Point => {
-    let p = add(joint, up, 0.06 * U);
+    // On the shoulder's outline (hair over it is ignored by the layout), a little inside it so the seam is on the body.
+    const outline = sign > 0 ? body.shoulderTop.left : body.shoulderTop.right;
+    let p = add({ x: joint.x, y: joint.y }, up, Math.max(0.06 * U, dot(sub(joint, outline), body.down) - 0.02 * U));
     p = add(p, body.side, sign * (0.04 * U + (shoulderSpread - 1) * 0.5 * U));
     if (scale.droppedShoulder) p = add(add(p, body.side, sign * 0.07 * U), body.down, 0.06 * U);
     return p;
@@ -113,17 +118,18 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   put(g.leftShoulder, leftShoulder);
   put(g.rightShoulder, rightShoulder);
 
-  // Neckline: carried over, then lifted to the base of the neck.
-  for (const p of [g.neckLeft, g.neckRight, g.neckFront]) if (p) put(p, add(sim(p), up, 0.04 * U));
+  // Neckline: carried over from the shoulder line, which now sits on the shoulders' outline.
+  const lift = dot(sub(mid(body.shoulder.left, body.shoulder.right), mid(leftShoulder, rightShoulder)), body.down);
+  for (const p of [g.neckLeft, g.neckRight, g.neckFront]) if (p) put(p, add(sim(p), up, lift));
 
   // Sides: armpit, waist and hem at the body's measured width times the ease; lengths scaled.
   const lengthFactor = options.tucked ? 1 : scale.length;
-  const sidePoint = (p: Point | undefined, sign: 1 | -1, minHalf = 0): Point | null => {
+  const sidePoint = (p: Point | undefined, sign: 1 | -1, minHalf = 0, maxHalf = Infinity): Point | null => {
     if (!p) return null;
     let depth = depthOf(gf, p) * U * lengthFactor;
-    if (options.tucked) depth = Math.min(depth, body.torsoLength * 0.92);
+    if (options.tucked) depth = Math.min(depth, body.torsoLength * WAIST_DEPTH);
     const measured = body.halfWidth(depth);
-    const half = Math.max((sign > 0 ? measured.left : measured.right) * ease, minHalf);
+    const half = Math.max(Math.min((sign > 0 ? measured.left : measured.right) * ease, maxHalf), minHalf);
     return add(add(body.origin, body.down, depth), body.side, sign * half);
   };
   const armpitL = sidePoint(g.leftArmpit, 1);
@@ -145,14 +151,16 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     [g.leftHem, 1],
     [g.rightHem, -1],
   ] as const) {
-    const t = sidePoint(p, sign, flare(p) * 0.9);
+    // Below the chest a top keeps its own shape: not narrower than 0.9 of it, and not flaring more than 1.15 of it
+    // (the body's measured width down there may include a hand or a hip bone the fabric hangs past).
+    const t = sidePoint(p, sign, flare(p) * 0.9, Math.max(flare(p), chestHalfB) * 1.15);
     if (t) put(p, t);
   }
   // The hem's centre keeps the hem straight.
   if (g.leftHem && g.rightHem) {
     const hemMid = mid(g.leftHem, g.rightHem);
     let depth = depthOf(gf, hemMid) * U * lengthFactor;
-    if (options.tucked) depth = Math.min(depth, body.torsoLength * 0.92);
+    if (options.tucked) depth = Math.min(depth, body.torsoLength * WAIST_DEPTH);
     put(hemMid, add(add(body.origin, body.down, depth), body.side, sideOf(gf, hemMid) * U));
   }
 
@@ -218,7 +226,7 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
   const ease = EASE.bottom * scale.width;
   const gf = frameFrom(g.waistbandLeft, g.waistbandRight);
   // The waistband sits a little above the hip joints.
-  const waistDepth = body.torsoLength * 0.86;
+  const waistDepth = body.torsoLength * WAIST_DEPTH;
   const measured = body.halfWidth(waistDepth);
   const waistCentre = add(body.origin, body.down, waistDepth);
   const waistL = add(waistCentre, body.side, measured.left * ease);

@@ -1,0 +1,234 @@
+/**
+ * A garment cut out of its product photo, with its category and landmarks.
+ * A photo in which the vision layer finds one person is a garment worn by a
+ * model: the garment is the model's clothing of that category (the person
+ * matte within the body regions, minus skin), and the model's pose gives
+ * the landmarks. Any other photo is a flat-lay or ghost-mannequin shot: the
+ * garment is what stands out from the plain background, and its silhouette
+ * gives the category and landmarks.
+ */
+import { PersonAnalyzer } from '../../../vision/person.ts';
+import { POSE, REGION, VisionError, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { EngineError, type GarmentCategory } from '../../types.ts';
+import { isSkin, skinModel } from '../composite/colour.ts';
+import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
+import { garmentMatte } from './alpha.ts';
+import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
+
+export interface CutOutOptions {
+  category: GarmentCategory;
+  analyzer: PersonAnalyzer;
+}
+
+/** Pixels kept around the garment when cropping. */
+const MARGIN = 8;
+/** A garment smaller than this share of its photo is not a garment photo. */
+const MIN_COVERAGE = 0.02;
+/**
+ * A garment filling less than this share of its own bounding box is fragments: a print without its shirt,
+ * when a white shirt on a white background does not stand out. On the fixture photos real garments fill
+ * 0.58–0.88 of their box; the two white shirts' prints 0.18 and 0.44.
+ */
+const FRAGMENTED = 0.5;
+
+export async function cutOutGarment(image: RawImage, options: CutOutOptions): Promise<GarmentCutout> {
+  let model: PersonAnalysis | null = null;
+  try {
+    model = await options.analyzer.analyze(image);
+  } catch (error) {
+    if (!(error instanceof VisionError)) throw error;
+  }
+  // A model counts when their face, shoulders and hips are clearly in the photo, and the face is skin
+  // (a garment's print or a headless mannequin can look like a pose to the detector).
+  if (model && isModel(image, model)) {
+    const category = options.category === 'auto' ? 'top' : options.category;
+    return wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request');
+  }
+  return flatGarment(image, options.category);
+}
+
+function isModel(image: RawImage, model: PersonAnalysis): boolean {
+  const seen = [POSE.nose, POSE.leftEye, POSE.rightEye, POSE.leftShoulder, POSE.rightShoulder, POSE.leftHip, POSE.rightHip].every((k) => {
+    const p = model.landmarks[k]!;
+    return p.visibility > 0.8 && p.x >= 0 && p.y >= 0 && p.x < image.width && p.y < image.height;
+  });
+  if (!seen) return false;
+  const nose = model.landmarks[POSE.nose]!;
+  const skin = skinModel(image, model);
+  // Human skin, whatever its tone, has chroma in a narrow band (red over blue): a print's "face" does not.
+  if (!skin || skin.cr < 4 || skin.cr > 55 || skin.cb < -45 || skin.cb > 8) return false;
+  const j = (Math.round(nose.y) * image.width + Math.round(nose.x)) * image.channels;
+  return (
+    isSkin(skin, image.data[j]!, image.data[j + 1]!, image.data[j + 2]!) &&
+    model.layout.labels[Math.round(nose.y) * image.width + Math.round(nose.x)] === REGION.head
+  );
+}
+
+function flatGarment(image: RawImage, requested: GarmentCategory): GarmentCutout {
+  const matte = garmentMatte(image);
+  if (!matte || matte.coverage < MIN_COVERAGE) {
+    throw new EngineError('garment_not_detected', 'no garment stands out from the background of the garment photo');
+  }
+  const [bx0, by0, bx1, by1] = matte.box;
+  if (matte.coverage * image.width * image.height < FRAGMENTED * (bx1 - bx0) * (by1 - by0)) {
+    throw new EngineError(
+      'garment_not_detected',
+      'the garment does not stand out from its background (white on white?); photograph it on a contrasting background',
+    );
+  }
+  const silhouette = readSilhouette(matte.alpha);
+  const category: WarpCategory = requested === 'auto' ? categoryOf(silhouette) : requested;
+  const landmarks = category === 'bottom' ? lowerLandmarks(silhouette) : upperLandmarks(silhouette, category);
+  return crop(image, matte.alpha, matte.box, landmarks, category, requested === 'auto' ? 'silhouette' : 'request', 'flat');
+}
+
+/** The garment a model wears: their clothing in the category's body regions, and landmarks from their pose. */
+function wornGarment(image: RawImage, model: PersonAnalysis, category: WarpCategory, source: 'request' | 'silhouette'): GarmentCutout {
+  const regions = new Set<number>(
+    category === 'bottom'
+      ? [REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]
+      : category === 'dress'
+        ? [
+            REGION.torso,
+            REGION.hips,
+            REGION.leftUpperArm,
+            REGION.rightUpperArm,
+            REGION.leftLowerArm,
+            REGION.rightLowerArm,
+            REGION.leftUpperLeg,
+            REGION.rightUpperLeg,
+          ]
+        : [REGION.torso, REGION.leftUpperArm, REGION.rightUpperArm, REGION.leftLowerArm, REGION.rightLowerArm],
+  );
+  const skin = skinModel(image, model);
+  const { width, height, data, channels } = image;
+  const alpha = new Uint8Array(width * height);
+  let x0 = width;
+  let y0 = height;
+  let x1 = 0;
+  let y1 = 0;
+  let count = 0;
+  for (let i = 0; i < alpha.length; i++) {
+    if (!regions.has(model.layout.labels[i]!)) continue;
+    const j = i * channels;
+    if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
+    alpha[i] = model.matte.data[i]!;
+    if (alpha[i]! < 128) continue;
+    count++;
+    const x = i % width;
+    const y = (i / width) | 0;
+    if (x < x0) x0 = x;
+    if (y < y0) y0 = y;
+    if (x >= x1) x1 = x + 1;
+    if (y >= y1) y1 = y + 1;
+  }
+  if (count < MIN_COVERAGE * width * height) {
+    throw new EngineError('garment_not_detected', `the model in the garment photo wears no ${category} that can be cut out`);
+  }
+  const mask: Mask = { data: alpha, width, height };
+  return crop(image, mask, [x0, y0, x1, y1], wornLandmarks(model, mask, category), category, source, 'worn');
+}
+
+/** Landmarks of a worn garment from the model's pose and the garment's extent along the limbs. */
+function wornLandmarks(model: PersonAnalysis, mask: Mask, category: WarpCategory): GarmentLandmarks {
+  const p = (k: number): Point => ({ x: model.landmarks[k]!.x, y: model.landmarks[k]!.y });
+  const on = (q: Point): boolean => {
+    const x = Math.round(q.x);
+    const y = Math.round(q.y);
+    return x >= 0 && y >= 0 && x < mask.width && y < mask.height && mask.data[y * mask.width + x]! >= 128;
+  };
+  /** The last point along a polyline that is still on the garment. */
+  const extent = (points: Point[]): Point => {
+    let last = points[0]!;
+    for (let i = 0; i + 1 < points.length; i++) {
+      const a = points[i]!;
+      const b = points[i + 1]!;
+      const n = Math.ceil(Math.hypot(b.x - a.x, b.y - a.y));
+      for (let k = 0; k <= n; k++) {
+        const q = { x: a.x + ((b.x - a.x) * k) / n, y: a.y + ((b.y - a.y) * k) / n };
+        if (on(q)) last = q;
+      }
+    }
+    return last;
+  };
+  const ls = p(POSE.leftShoulder);
+  const rs = p(POSE.rightShoulder);
+  const lh = p(POSE.leftHip);
+  const rh = p(POSE.rightHip);
+  const unit = Math.hypot(ls.x - rs.x, ls.y - rs.y);
+  const lowest = (x: number): number => {
+    let y = -1;
+    for (let yy = 0; yy < mask.height; yy++) if (on({ x, y: yy })) y = yy;
+    return y;
+  };
+  if (category === 'bottom') {
+    const waistY = Math.min(lh.y, rh.y) - 0.12 * unit;
+    const leftHem = extent([lh, p(POSE.leftKnee), p(POSE.leftAnkle)]);
+    const rightHem = extent([rh, p(POSE.rightKnee), p(POSE.rightAnkle)]);
+    const legHalf = 0.12 * unit;
+    return {
+      waistbandLeft: { x: lh.x + 0.1 * unit, y: waistY },
+      waistbandRight: { x: rh.x - 0.1 * unit, y: waistY },
+      crotch: { x: (lh.x + rh.x) / 2, y: (lh.y + rh.y) / 2 + 0.25 * unit },
+      leftLegHemOuter: { x: leftHem.x + legHalf, y: leftHem.y },
+      leftLegHemInner: { x: leftHem.x - legHalf, y: leftHem.y },
+      rightLegHemOuter: { x: rightHem.x - legHalf, y: rightHem.y },
+      rightLegHemInner: { x: rightHem.x + legHalf, y: rightHem.y },
+    };
+  }
+  const hemY = Math.max(lowest(Math.round((ls.x + lh.x) / 2)), lowest(Math.round((rs.x + rh.x) / 2)));
+  const out: GarmentLandmarks = {
+    leftShoulder: { x: ls.x + 0.04 * unit, y: ls.y - 0.06 * unit },
+    rightShoulder: { x: rs.x - 0.04 * unit, y: rs.y - 0.06 * unit },
+    neckLeft: { x: (ls.x + rs.x) / 2 + 0.15 * unit, y: (ls.y + rs.y) / 2 - 0.1 * unit },
+    neckRight: { x: (ls.x + rs.x) / 2 - 0.15 * unit, y: (ls.y + rs.y) / 2 - 0.1 * unit },
+    leftArmpit: { x: ls.x - 0.05 * unit, y: ls.y + 0.45 * unit },
+    rightArmpit: { x: rs.x + 0.05 * unit, y: rs.y + 0.45 * unit },
+    leftHem: { x: lh.x + 0.1 * unit, y: hemY },
+    rightHem: { x: rh.x - 0.1 * unit, y: hemY },
+  };
+  const leftEnd = extent([ls, p(POSE.leftElbow), p(POSE.leftWrist)]);
+  const rightEnd = extent([rs, p(POSE.rightElbow), p(POSE.rightWrist)]);
+  if (Math.hypot(leftEnd.x - ls.x, leftEnd.y - ls.y) > 0.15 * unit && Math.hypot(rightEnd.x - rs.x, rightEnd.y - rs.y) > 0.15 * unit) {
+    out.leftSleeveEnd = leftEnd;
+    out.rightSleeveEnd = rightEnd;
+    out.sleeveHalfWidth = 0.13 * unit;
+  }
+  return out;
+}
+
+/** Crops the photo and alpha to the box plus a margin, as RGBA, and moves the landmarks with it. */
+function crop(
+  image: RawImage,
+  alpha: Mask,
+  box: [number, number, number, number],
+  landmarks: GarmentLandmarks,
+  category: WarpCategory,
+  categorySource: 'request' | 'silhouette',
+  photo: 'flat' | 'worn',
+): GarmentCutout {
+  const x0 = Math.max(0, box[0] - MARGIN);
+  const y0 = Math.max(0, box[1] - MARGIN);
+  const x1 = Math.min(image.width, box[2] + MARGIN);
+  const y1 = Math.min(image.height, box[3] + MARGIN);
+  const w = x1 - x0;
+  const h = y1 - y0;
+  const data = new Uint8Array(w * h * 4);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = (y0 + y) * image.width + x0 + x;
+      const j = i * image.channels;
+      const o = (y * w + x) * 4;
+      data[o] = image.data[j]!;
+      data[o + 1] = image.data[j + 1]!;
+      data[o + 2] = image.data[j + 2]!;
+      data[o + 3] = alpha.data[i]!;
+    }
+  }
+  const moved: GarmentLandmarks = {};
+  for (const [key, value] of Object.entries(landmarks) as [keyof GarmentLandmarks, GarmentLandmarks[keyof GarmentLandmarks]][]) {
+    if (typeof value === 'number') (moved as Record<string, unknown>)[key] = value;
+    else if (value) (moved as Record<string, unknown>)[key] = { x: value.x - x0, y: value.y - y0 };
+  }
+  return { image: { data, width: w, height: h, channels: 4 }, category, categorySource, photo, landmarks: moved };
+}

@@ -1,0 +1,335 @@
+/**
+ * What a garment's silhouette says: its category and its landmarks. The
+ * silhouette is read row by row (its left and right extent and its runs),
+ * which is enough for garments laid flat or on a ghost mannequin, facing
+ * the camera. Left and right are the wearer's: the wearer's left is on the
+ * image's right.
+ */
+import type { Mask } from '../../../vision/types.ts';
+import type { GarmentLandmarks, Point, WarpCategory } from '../types.ts';
+
+/** One row of the silhouette: its runs of garment pixels. */
+interface Row {
+  runs: [number, number][];
+  left: number;
+  right: number;
+}
+
+export interface Silhouette {
+  rows: (Row | null)[];
+  top: number;
+  bottom: number;
+  mask: Mask;
+}
+
+const ON = 128;
+/**
+ * A dress is at least this many times as long down its centre line as its body is wide; on the fixture photos
+ * dresses measure 3.3–3.5 and tops 2.0–2.6 (T-shirts on ghost mannequins are long for their width).
+ */
+const DRESS_LENGTH = 2.9;
+
+export function readSilhouette(mask: Mask): Silhouette {
+  const { data, width, height } = mask;
+  const rows: (Row | null)[] = [];
+  let top = -1;
+  let bottom = -1;
+  for (let y = 0; y < height; y++) {
+    const runs: [number, number][] = [];
+    let x = 0;
+    while (x < width) {
+      while (x < width && data[y * width + x]! < ON) x++;
+      if (x >= width) break;
+      const start = x;
+      while (x < width && data[y * width + x]! >= ON) x++;
+      // Gaps of a few pixels (a seam, a shadow) do not split a run.
+      const last = runs[runs.length - 1];
+      if (last && start - last[1] <= 3) last[1] = x;
+      else runs.push([start, x]);
+    }
+    // Slivers are noise.
+    const kept = runs.filter(([a, b]) => b - a >= 3);
+    if (kept.length === 0) {
+      rows.push(null);
+      continue;
+    }
+    if (top < 0) top = y;
+    bottom = y;
+    rows.push({ runs: kept, left: kept[0]![0], right: kept[kept.length - 1]![1] });
+  }
+  return { rows, top, bottom, mask };
+}
+
+const width = (r: Row | null): number => (r ? r.right - r.left : 0);
+const median = (xs: number[]): number => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1]! : 0);
+
+/** The run of a row that contains x (or the nearest one). */
+function runAt(r: Row, x: number): [number, number] {
+  let best = r.runs[0]!;
+  let bestDistance = Infinity;
+  for (const run of r.runs) {
+    const d = x < run[0] ? run[0] - x : x >= run[1] ? x - run[1] + 1 : 0;
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = run;
+    }
+  }
+  return best;
+}
+
+/** The garment's centre line: the median midpoint of its upper rows (below the neck, above any sleeves' ends). */
+function centreOf(s: Silhouette): number {
+  return median(band(s, 0.1, 0.3).map((r) => (r.left + r.right) / 2));
+}
+
+/** How far down the centre line the garment reaches, and how wide its body is under the arms. */
+function centralShape(s: Silhouette): { length: number; width: number } {
+  const centre = centreOf(s);
+  let last = s.top;
+  for (let y = s.top; y <= s.bottom; y++) {
+    const r = s.rows[y];
+    if (r && r.runs.some(([a, b]) => a <= centre && centre < b)) last = y;
+  }
+  // The body under the arms: the narrower quarter of the centre line's runs between 30 % and 60 % down (sleeves widen the others).
+  const bodyWidths = band(s, 0.3, 0.6)
+    .map((r) => {
+      const [a, b] = runAt(r, centre);
+      return b - a;
+    })
+    .sort((a, b) => a - b);
+  return { length: last - s.top + 1, width: bodyWidths[Math.floor(bodyWidths.length / 4)] ?? 0 };
+}
+
+/** Rows between fractions a and b of the garment's height. */
+function band(s: Silhouette, a: number, b: number): Row[] {
+  const h = s.bottom - s.top + 1;
+  const out: Row[] = [];
+  for (let y = Math.floor(s.top + a * h); y <= Math.min(s.bottom, Math.floor(s.top + b * h)); y++) {
+    const r = s.rows[y];
+    if (r) out.push(r);
+  }
+  return out;
+}
+
+/** The category a silhouette looks like. */
+export function categoryOf(s: Silhouette): WarpCategory {
+  const h = s.bottom - s.top + 1;
+  const legs = band(s, 0.65, 0.95);
+  // Two legs: exactly two runs with a gap (long sleeves hanging beside a body make three).
+  const split =
+    legs.filter((r) => r.runs.length === 2 && r.runs[1]![0] - r.runs[0]![1] > 0.04 * width(r)).length / Math.max(1, legs.length);
+  const topWidth = median(band(s, 0, 0.08).map(width));
+  const upper = median(band(s, 0.15, 0.35).map(width));
+  const middle = median(band(s, 0.45, 0.6).map(width));
+  const lower = median(band(s, 0.8, 0.95).map(width));
+  const maxWidth = Math.max(...s.rows.map(width));
+  // Trousers: two legs apart over the lower third. Skirts: no sleeves, narrowest at the top, flaring, not much longer than wide.
+  const necked = neckline(s);
+  if (split > 0.6 && !necked) return 'bottom';
+  const sleeves = upper > middle * 1.25;
+  if (!sleeves && !necked && topWidth >= 0.8 * upper && lower >= upper && h < 1.6 * maxWidth) return 'bottom';
+  // Dresses are long for their width down the centre line (long sleeves may hang lower than a top's hem).
+  const central = centralShape(s);
+  if (central.length > DRESS_LENGTH * Math.max(central.width, 1)) return 'dress';
+  if (openFront(s)) return 'outerwear';
+  return 'top';
+}
+
+/** Whether the top edge dips in the middle (a neckline, or the gap between straps) rather than running straight (a waistband). */
+function neckline(s: Silhouette): boolean {
+  const row0 = band(s, 0, 0.05);
+  const left = median(row0.map((r) => r.left));
+  const right = median(row0.map((r) => r.right));
+  const centre = Math.round((left + right) / 2);
+  let highest = Infinity;
+  for (let x = Math.round(left + 0.1 * (right - left)); x < right - 0.1 * (right - left); x++) highest = Math.min(highest, topAt(s, x));
+  return topAt(s, centre) - highest > 0.03 * (s.bottom - s.top + 1);
+}
+
+/** A jacket laid open: a background gap on the centre line running from the neck down most of the garment. */
+function openFront(s: Silhouette): boolean {
+  const rows = band(s, 0.2, 0.9);
+  const centre = median(band(s, 0.5, 0.9).map((r) => (r.left + r.right) / 2));
+  const gapped = rows.filter((r) =>
+    r.runs.some(([a, b], k) => k > 0 && r.runs[k - 1]![1] <= centre && a >= centre && a - r.runs[k - 1]![1] > 4),
+  ).length;
+  return gapped > 0.6 * rows.length;
+}
+
+/** The mask's first row from the top at column x (within the garment's rows), or -1. */
+function topAt(s: Silhouette, x: number): number {
+  const { data, width: w } = s.mask;
+  for (let y = s.top; y <= s.bottom; y++) if (data[y * w + x]! >= ON) return y;
+  return -1;
+}
+
+/** Landmarks of a top, dress or jacket laid flat. */
+export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLandmarks {
+  const h = s.bottom - s.top + 1;
+  const centre = centreOf(s);
+  const { length: centralLength } = centralShape(s);
+  // The body's sides: the run on the centre line, below the armpits and above the hem (sleeves may hang beside it).
+  const bodyRuns = band(s, (0.5 * centralLength) / h, (0.7 * centralLength) / h).map((r) => runAt(r, centre));
+  const bodyLeft = median(bodyRuns.map((r) => r[0]));
+  const bodyRight = median(bodyRuns.map((r) => r[1]));
+  const bodyHalf = (bodyRight - bodyLeft) / 2;
+
+  // Armpits: going up from mid-body, where the side leaves the body line outwards (a sleeve starts).
+  const armpit = (side: 'left' | 'right'): Point | null => {
+    const line = side === 'left' ? bodyLeft : bodyRight;
+    const start = Math.floor(s.top + 0.5 * centralLength);
+    let last: Point | null = null;
+    for (let y = start; y >= s.top; y--) {
+      const r = s.rows[y];
+      if (!r) break;
+      const [runLeft, runRight] = runAt(r, centre);
+      const edge = side === 'left' ? runLeft : runRight;
+      const outwards = side === 'left' ? line - edge : edge - line;
+      if (outwards > 0.18 * bodyHalf) return last ?? { x: line, y };
+      last = { x: edge, y };
+    }
+    return null;
+  };
+  const pitL = armpit('left');
+  const pitR = armpit('right');
+  const sleeved = pitL !== null && pitR !== null && pitL.y > s.top + 0.08 * h && pitR.y > s.top + 0.08 * h;
+
+  // Shoulders: the top of the silhouette straight above the body's sides (sleeved) or its top corners (straps).
+  const shoulder = (x: number): Point => ({ x, y: Math.max(s.top, topAt(s, Math.round(x))) });
+  const imageLeftShoulder = shoulder(bodyLeft + 0.04 * bodyHalf);
+  const imageRightShoulder = shoulder(bodyRight - 0.04 * bodyHalf);
+
+  // Neckline: the silhouette's top edge is lowest at the centre between the shoulders; its sides are where it rises to the top.
+  const neckFront = { x: centre, y: Math.max(s.top, topAt(s, Math.round(centre))) };
+  const neckSide = (dir: -1 | 1): Point => {
+    let best = { x: centre, y: neckFront.y };
+    for (let x = centre; Math.abs(x - centre) < 0.7 * bodyHalf; x += dir) {
+      const y = topAt(s, Math.round(x));
+      if (y >= 0 && y <= best.y) best = { x, y };
+    }
+    return best;
+  };
+  const neckImageLeft = neckSide(-1);
+  const neckImageRight = neckSide(1);
+
+  // Sleeves: the garment outside the body's sides above the armpit; the end is the part farthest from the shoulder.
+  const sleeveEnd = (side: 'left' | 'right', from: Point, pit: Point | null): { end: Point; half: number } | null => {
+    if (!pit) return null;
+    let far = 0;
+    const pts: Point[] = [];
+    // Sleeve pixels: on the centre line's run only above the armpit and outside the body's side (below it, a flared
+    // hem also pokes out); in any other run on this side (a long sleeve hanging beside the body), all of them.
+    for (let y = s.top; y <= s.bottom; y += 2) {
+      const r = s.rows[y];
+      if (!r) continue;
+      const central = runAt(r, centre);
+      for (const run of r.runs) {
+        const isCentral = run === central;
+        if (isCentral && y > pit.y) continue;
+        for (let x = run[0]; x < run[1]; x += 2) {
+          const outside = side === 'left' ? x < bodyLeft - 2 : x > bodyRight + 2;
+          if (!outside) continue;
+          const d = Math.hypot(x - from.x, y - from.y);
+          pts.push({ x, y });
+          if (d > far) far = d;
+        }
+      }
+    }
+    if (pts.length < 20) return null;
+    const tip = pts.filter((p) => Math.hypot(p.x - from.x, p.y - from.y) > 0.85 * far);
+    const cx = tip.reduce((a, p) => a + p.x, 0) / tip.length;
+    const cy = tip.reduce((a, p) => a + p.y, 0) / tip.length;
+    const dir = { x: (cx - from.x) / far, y: (cy - from.y) / far };
+    const across = tip.map((p) => (p.x - cx) * -dir.y + (p.y - cy) * dir.x);
+    const half = (Math.max(...across) - Math.min(...across)) / 2;
+    return { end: { x: cx, y: cy }, half: Math.max(half, 0.05 * bodyHalf) };
+  };
+  const sleeveImageLeft = sleeved ? sleeveEnd('left', imageLeftShoulder, pitL) : null;
+  const sleeveImageRight = sleeved ? sleeveEnd('right', imageRightShoulder, pitR) : null;
+
+  // Hem: the lowest rows that still span most of the body.
+  let hemY = s.top + centralLength - 1;
+  const centralRun = (y: number): [number, number] | null => {
+    const r = s.rows[y];
+    return r ? runAt(r, centre) : null;
+  };
+  while (hemY > s.top) {
+    const run = centralRun(hemY);
+    if (run && run[1] - run[0] >= 0.6 * (bodyRight - bodyLeft)) break;
+    hemY--;
+  }
+  const hemRun = centralRun(hemY) ?? [bodyLeft, bodyRight];
+  const hemRow = { left: hemRun[0], right: hemRun[1] };
+
+  const out: GarmentLandmarks = {
+    neckLeft: neckImageRight,
+    neckRight: neckImageLeft,
+    neckFront,
+    leftShoulder: imageRightShoulder,
+    rightShoulder: imageLeftShoulder,
+    leftHem: { x: hemRow.right, y: hemY },
+    rightHem: { x: hemRow.left, y: hemY },
+  };
+  if (pitL && pitR) {
+    out.leftArmpit = sleeved ? pitR : { x: bodyRight, y: imageRightShoulder.y + 0.2 * h };
+    out.rightArmpit = sleeved ? pitL : { x: bodyLeft, y: imageLeftShoulder.y + 0.2 * h };
+  }
+  if (sleeveImageLeft && sleeveImageRight) {
+    out.rightSleeveEnd = sleeveImageLeft.end;
+    out.leftSleeveEnd = sleeveImageRight.end;
+    out.sleeveHalfWidth = (sleeveImageLeft.half + sleeveImageRight.half) / 2;
+  }
+  if (category === 'dress') {
+    // The waist: the narrowest row between the armpits and the middle of the dress.
+    let waistY = Math.floor(s.top + 0.3 * h);
+    for (let y = waistY; y < s.top + 0.5 * h; y++) if (width(s.rows[y] ?? null) < width(s.rows[waistY] ?? null)) waistY = y;
+    const r = s.rows[waistY];
+    if (r) {
+      out.leftWaist = { x: r.right, y: waistY };
+      out.rightWaist = { x: r.left, y: waistY };
+    }
+  }
+  return out;
+}
+
+/** Landmarks of trousers or a skirt laid flat. */
+export function lowerLandmarks(s: Silhouette): GarmentLandmarks {
+  const h = s.bottom - s.top + 1;
+  const waistRow = s.rows[Math.min(s.bottom, s.top + Math.round(0.02 * h))]!;
+  const out: GarmentLandmarks = {
+    waistbandLeft: { x: waistRow.right, y: s.top },
+    waistbandRight: { x: waistRow.left, y: s.top },
+  };
+  // The crotch: the top of the gap between the legs.
+  let crotchY = -1;
+  for (let y = s.bottom; y > s.top; y--) {
+    const r = s.rows[y];
+    if (!r || r.runs.length < 2) {
+      crotchY = y;
+      break;
+    }
+  }
+  const bottomRow = s.rows[s.bottom]!;
+  const centre = (waistRow.left + waistRow.right) / 2;
+  if (crotchY > s.top + 0.1 * h && crotchY < s.bottom - 0.1 * h) {
+    out.crotch = { x: centre, y: crotchY };
+    // The legs at the hem: the runs left and right of the centre in the lowest rows.
+    let y = s.bottom;
+    while (y > crotchY && (s.rows[y]?.runs.length ?? 0) < 2) y--;
+    const runs = s.rows[y]!.runs;
+    const imageLeftLeg = runs[0]!;
+    const imageRightLeg = runs[runs.length - 1]!;
+    out.rightLegHemOuter = { x: imageLeftLeg[0], y };
+    out.rightLegHemInner = { x: imageLeftLeg[1], y };
+    out.leftLegHemOuter = { x: imageRightLeg[1], y };
+    out.leftLegHemInner = { x: imageRightLeg[0], y };
+  } else {
+    // A skirt: each half of the hem stands for a leg.
+    const mid = (bottomRow.left + bottomRow.right) / 2;
+    out.rightLegHemOuter = { x: bottomRow.left, y: s.bottom };
+    out.rightLegHemInner = { x: mid - 1, y: s.bottom };
+    out.leftLegHemOuter = { x: bottomRow.right, y: s.bottom };
+    out.leftLegHemInner = { x: mid + 1, y: s.bottom };
+  }
+  return out;
+}
