@@ -20,7 +20,7 @@ import {
 import { compose, type PlacedLayer } from './composite/compose.ts';
 import { bodyFrame } from './fit/body.ts';
 import { placeGarment } from './fit/place.ts';
-import { renderGarment } from './fit/render.ts';
+import { folds, renderGarment } from './fit/render.ts';
 import { garmentScale } from './fit/sizing.ts';
 import { cutOutGarment } from './cutout/index.ts';
 import type { GarmentCutout, WarpCategory } from './types.ts';
@@ -93,7 +93,13 @@ export class WarpEngine implements Engine {
     const ordered = [...garments].sort((a, b) => order(a, tucked) - order(b, tucked));
     const layers: PlacedLayer[] = [];
     for (const cutout of ordered) {
-      const placement = placeGarment(cutout, body, { scale, styling: request.styling, tucked: tucked && cutout.category === 'top' });
+      const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top' };
+      let placement = placeGarment(cutout, body, options);
+      // A garment whose finer landmarks fold the spline on this body is placed by its essential points; if even
+      // those fold it, it cannot be fitted to this pose: a typed failure, never a garbled picture.
+      if (folds(cutout, placement)) placement = placeGarment(cutout, body, { ...options, essential: true });
+      if (folds(cutout, placement))
+        throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
       layers.push({ layer: renderGarment(cutout, placement, image.width, image.height), category: cutout.category });
       throwIfAborted(signal);
     }

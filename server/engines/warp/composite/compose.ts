@@ -97,7 +97,8 @@ function removeOldClothing(
   const labels = person.layout.labels;
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
-  const lumBlur = blurredLuma(image);
+  const lumBlur = blurredLuma(image, 24);
+  const lumFine = blurredLuma(image, 6);
   const background = backgroundFill(image, person);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -120,8 +121,8 @@ function removeOldClothing(
       let fg: number;
       let fb: number;
       if (core) {
-        // Skin with the photo's shading: the pixel's luminance against its neighbourhood's.
-        const shade = Math.min(1.15, Math.max(0.75, (luma(r, g, b) + 8) / (lumBlur[i]! + 8)));
+        // Skin with the photo's broad shading only (the old fabric's print or weave must not show through).
+        const shade = Math.min(1.08, Math.max(0.88, (lumFine[i]! + 8) / (lumBlur[i]! + 8)));
         fr = skin.rgb[0] * shade;
         fg = skin.rgb[1] * shade;
         fb = skin.rgb[2] * shade;
@@ -169,11 +170,11 @@ function coreTest(
   };
 }
 
-function blurredLuma(image: RawImage): Float32Array {
+function blurredLuma(image: RawImage, radius: number): Float32Array {
   const { width, height, data, channels } = image;
   const lum = new Float32Array(width * height);
   for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(data[j]!, data[j + 1]!, data[j + 2]!);
-  return boxMean(lum, width, height, 12);
+  return boxMean(lum, width, height, radius);
 }
 
 /**

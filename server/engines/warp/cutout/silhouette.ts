@@ -168,15 +168,33 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   const h = s.bottom - s.top + 1;
   const centre = centreOf(s);
   const { length: centralLength } = centralShape(s);
-  // The body's sides: the run on the centre line, below the armpits and above the hem (sleeves may hang beside it).
-  const bodyRuns = band(s, (0.5 * centralLength) / h, (0.7 * centralLength) / h).map((r) => runAt(r, centre));
-  const bodyLeft = median(bodyRuns.map((r) => r[0]));
-  const bodyRight = median(bodyRuns.map((r) => r[1]));
+  // The body's sides: the run on the centre line where it is narrowest (sleeves spread flat or hanging may touch the
+  // body and widen the run in other rows), between 40 % and 85 % of the way down.
+  const bodyRuns = band(s, (0.4 * centralLength) / h, (0.85 * centralLength) / h)
+    .map((r) => runAt(r, centre))
+    .sort((a, b) => a[1] - a[0] - (b[1] - b[0]));
+  const narrow = bodyRuns.slice(0, Math.max(1, Math.ceil(bodyRuns.length / 3)));
+  const bodyLeft = median(narrow.map((r) => r[0]));
+  const bodyRight = median(narrow.map((r) => r[1]));
   const bodyHalf = (bodyRight - bodyLeft) / 2;
 
   // Armpits: going up from mid-body, where the side leaves the body line outwards (a sleeve starts).
   const armpit = (side: 'left' | 'right'): Point | null => {
     const line = side === 'left' ? bodyLeft : bodyRight;
+    // A sleeve hanging apart from the body at mid-body: going up, the armpit is where the gap between them closes.
+    const apartAt = (y: number): boolean => {
+      const r = s.rows[y];
+      if (!r) return false;
+      const central = runAt(r, centre);
+      return r.runs.some((run) => (side === 'left' ? run[1] <= central[0] : run[0] >= central[1]));
+    };
+    const middle = Math.floor(s.top + 0.5 * centralLength);
+    if (apartAt(middle)) {
+      let y = middle;
+      while (y > s.top && apartAt(y - 1)) y--;
+      const central = runAt(s.rows[y]!, centre);
+      return { x: side === 'left' ? central[0] : central[1], y };
+    }
     const start = Math.floor(s.top + 0.5 * centralLength);
     let last: Point | null = null;
     for (let y = start; y >= s.top; y--) {
@@ -215,25 +233,51 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   // Sleeves: the garment outside the body's sides above the armpit; the end is the part farthest from the shoulder.
   const sleeveEnd = (side: 'left' | 'right', from: Point, pit: Point | null): { end: Point; half: number } | null => {
     if (!pit) return null;
-    let far = 0;
-    const pts: Point[] = [];
-    // Sleeve pixels: on the centre line's run only above the armpit and outside the body's side (below it, a flared
-    // hem also pokes out); in any other run on this side (a long sleeve hanging beside the body), all of them.
-    for (let y = s.top; y <= s.bottom; y += 2) {
-      const r = s.rows[y];
-      if (!r) continue;
-      const central = runAt(r, centre);
-      for (const run of r.runs) {
-        const isCentral = run === central;
-        if (isCentral && y > pit.y) continue;
-        for (let x = run[0]; x < run[1]; x += 2) {
-          const outside = side === 'left' ? x < bodyLeft - 2 : x > bodyRight + 2;
-          if (!outside) continue;
-          const d = Math.hypot(x - from.x, y - from.y);
-          pts.push({ x, y });
-          if (d > far) far = d;
+    // Sleeve pixels: garment outside the body's side line, connected (on a 2-pixel grid) to the part of it above the
+    // armpit. A sleeve hanging beside the body is reached that way; a flared hem or a side slit below is not.
+    const { data, width: w } = s.mask;
+    const step = 2;
+    const gw = Math.ceil(w / step);
+    const outsideAt = (gx: number, gy: number): boolean => {
+      const x = gx * step;
+      const y = gy * step;
+      if (x < 0 || x >= w || y < s.top || y > s.bottom || data[y * w + x]! < ON) return false;
+      return side === 'left' ? x < bodyLeft - 2 : x > bodyRight + 2;
+    };
+    const seen = new Set<number>();
+    const stack: number[] = [];
+    for (let gy = Math.ceil(s.top / step); gy * step <= pit.y; gy++) {
+      for (let gx = 0; gx < gw; gx++) {
+        if (outsideAt(gx, gy)) {
+          seen.add(gy * gw + gx);
+          stack.push(gy * gw + gx);
         }
       }
+    }
+    while (stack.length > 0) {
+      const k = stack.pop()!;
+      const gx = k % gw;
+      const gy = (k - gx) / gw;
+      for (const [nx, ny] of [
+        [gx - 1, gy],
+        [gx + 1, gy],
+        [gx, gy - 1],
+        [gx, gy + 1],
+      ] as const) {
+        const n = ny * gw + nx;
+        if (nx < 0 || nx >= gw || seen.has(n) || !outsideAt(nx, ny)) continue;
+        seen.add(n);
+        stack.push(n);
+      }
+    }
+    let far = 0;
+    const pts: Point[] = [];
+    for (const k of seen) {
+      const x = (k % gw) * step;
+      const y = Math.floor(k / gw) * step;
+      const d = Math.hypot(x - from.x, y - from.y);
+      pts.push({ x, y });
+      if (d > far) far = d;
     }
     if (pts.length < 20) return null;
     const tip = pts.filter((p) => Math.hypot(p.x - from.x, p.y - from.y) > 0.85 * far);

@@ -80,6 +80,8 @@ export interface PlaceOptions {
   styling: readonly string[];
   /** A top tucked into bottoms ends at the waistband. */
   tucked: boolean;
+  /** Only the essential points (shoulders, sides, hem, sleeve ends): for garments whose finer points fold the spline. */
+  essential?: boolean;
 }
 
 export function placeGarment(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
@@ -120,7 +122,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
 
   // Neckline: carried over from the shoulder line, which now sits on the shoulders' outline.
   const lift = dot(sub(mid(body.shoulder.left, body.shoulder.right), mid(leftShoulder, rightShoulder)), body.down);
-  for (const p of [g.neckLeft, g.neckRight, g.neckFront]) if (p) put(p, add(sim(p), up, lift));
+  if (!options.essential) for (const p of [g.neckLeft, g.neckRight, g.neckFront]) if (p) put(p, add(sim(p), up, lift));
 
   // Sides: armpit, waist and hem at the body's measured width times the ease; lengths scaled.
   const lengthFactor = options.tucked ? 1 : scale.length;
@@ -185,6 +187,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     const dirG = unit(sub(end, shoulderG));
     const acrossG = { x: -dirG.y, y: dirG.x };
     put(end, at.point);
+    if (options.essential) continue;
     // Only the outer edge of the opening: the inner edge lies against the body's side, where the armpit already pins it.
     put(
       add(end, acrossG, halfG * outward(acrossG, end, shoulderG, gf)),

@@ -24,6 +24,8 @@ export interface Layer {
 }
 
 const GRID_STEP = 4;
+/** The most one part of a garment may be stretched or squeezed relative to the typical part (by area). */
+const STRETCH = 16;
 /** Light smoothing keeps the spline from folding when two landmarks nearly coincide. */
 const SMOOTHING = 1e-3;
 
@@ -170,4 +172,38 @@ function drawPiece(
       sleeve[o] = inBody && inBody[ny * gw + nx] === 0 ? 1 : 0;
     }
   }
+}
+
+/**
+ * Whether a placement folds the garment over itself or stretches part of it
+ * absurdly: the spline is evaluated on a 16-pixel grid over the garment's
+ * opaque part, and every grid cell's mapped area must keep the sign of the
+ * typical cell and stay within a factor of STRETCH of its size.
+ */
+export function folds(cutout: GarmentCutout, placement: Placement): boolean {
+  const g = cutout.image;
+  const step = 16;
+  for (const piece of placement.pieces) {
+    const spline = fitThinPlateSpline(
+      piece.pairs.map((p) => p.from),
+      piece.pairs.map((p) => p.to),
+      SMOOTHING,
+    );
+    const areas: number[] = [];
+    for (let y = 0; y + step < g.height; y += step) {
+      for (let x = 0; x + step < g.width; x += step) {
+        const centre = ((y + step / 2) * g.width + x + step / 2) * 4 + 3;
+        if (g.data[centre]! < 128) continue;
+        if (piece.split && (piece.split.keep === 'left-of' ? x + step / 2 >= piece.split.x : x + step / 2 < piece.split.x)) continue;
+        const p00 = spline.map(x, y);
+        const p10 = spline.map(x + step, y);
+        const p01 = spline.map(x, y + step);
+        areas.push((p10.x - p00.x) * (p01.y - p00.y) - (p10.y - p00.y) * (p01.x - p00.x));
+      }
+    }
+    if (areas.length === 0) continue;
+    const typical = [...areas].sort((a, b) => a - b)[areas.length >> 1]!;
+    if (areas.some((a) => a / typical <= 0 || a / typical > STRETCH || a / typical < 1 / STRETCH)) return true;
+  }
+  return false;
 }
