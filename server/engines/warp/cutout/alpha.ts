@@ -17,6 +17,8 @@ const LUMA_WEIGHT = 0.45;
 const CELL = 4;
 /** Components smaller than this share of the largest are specks. */
 const MIN_COMPONENT = 0.08;
+/** How far from an edge pixel the garment's own colour is looked for. */
+const EDGE_REACH = 2;
 
 interface Background {
   y: number;
@@ -71,107 +73,140 @@ export interface GarmentMatte {
 export function garmentMatte(image: RawImage): GarmentMatte | null {
   const { data, width, height, channels } = image;
   const bg = backgroundOf(image);
-  const lo = bg.spread * 1.6 + 6;
+  const lo = bg.spread * 1.6 + 10;
   const hi = lo + 14;
   const soft = new Uint8Array(width * height);
+  const diff = new Float32Array(width * height);
   for (let i = 0, j = 0; i < soft.length; i++, j += channels) {
     const [l, cb, cr] = toYcc(data[j]!, data[j + 1]!, data[j + 2]!);
     const d = difference(bg, l, cb, cr);
+    diff[i] = d;
     soft[i] = d <= lo ? 0 : d >= hi ? 255 : Math.round(((d - lo) / (hi - lo)) * 255);
   }
 
-  // Coarse grid: a cell is garment when most of its pixels are.
+  // Background: the pixels below half alpha that the border reaches (full resolution, so a narrow gap between
+  // trouser legs stays open). Everything else is garment: holes such as a white print on a white wall are filled.
+  const outside = new Uint8Array(width * height);
+  const stack = new Int32Array(width * height);
+  let top = 0;
+  const push = (i: number): void => {
+    if (!outside[i] && soft[i]! < 128) {
+      outside[i] = 1;
+      stack[top++] = i;
+    }
+  };
+  for (let x = 0; x < width; x++) {
+    push(x);
+    push((height - 1) * width + x);
+  }
+  for (let y = 0; y < height; y++) {
+    push(y * width);
+    push(y * width + width - 1);
+  }
+  while (top > 0) {
+    const i = stack[--top]!;
+    const x = i % width;
+    if (x > 0) push(i - 1);
+    if (x < width - 1) push(i + 1);
+    if (i >= width) push(i - width);
+    if (i < (height - 1) * width) push(i + width);
+  }
+
+  // Specks: connected components of garment on a coarse grid (a cell is garment when most of it is); small ones go.
   const cw = Math.ceil(width / CELL);
   const ch = Math.ceil(height / CELL);
   const cells = new Uint8Array(cw * ch);
   for (let cy = 0; cy < ch; cy++) {
     for (let cx = 0; cx < cw; cx++) {
-      let sum = 0;
+      let inside = 0;
       let n = 0;
       for (let y = cy * CELL; y < Math.min(height, (cy + 1) * CELL); y++) {
         for (let x = cx * CELL; x < Math.min(width, (cx + 1) * CELL); x++) {
-          sum += soft[y * width + x]!;
+          if (!outside[y * width + x]) inside++;
           n++;
         }
       }
-      cells[cy * cw + cx] = sum / n > 127 ? 1 : 0;
+      cells[cy * cw + cx] = inside * 2 > n ? 1 : 0;
     }
   }
-  // Background: non-garment cells reachable from the border. Everything else is garment (holes filled).
-  const outside = new Uint8Array(cw * ch);
-  const stack: number[] = [];
-  const push = (i: number): void => {
-    if (!outside[i] && !cells[i]) {
-      outside[i] = 1;
-      stack.push(i);
-    }
-  };
-  for (let x = 0; x < cw; x++) {
-    push(x);
-    push((ch - 1) * cw + x);
-  }
-  for (let y = 0; y < ch; y++) {
-    push(y * cw);
-    push(y * cw + cw - 1);
-  }
-  while (stack.length > 0) {
-    const i = stack.pop()!;
-    const x = i % cw;
-    if (x > 0) push(i - 1);
-    if (x < cw - 1) push(i + 1);
-    if (i >= cw) push(i - cw);
-    if (i < (ch - 1) * cw) push(i + cw);
-  }
-  // Connected components of the garment; keep the big ones.
   const component = new Int32Array(cw * ch).fill(-1);
   const sizes: number[] = [];
   for (let start = 0; start < cw * ch; start++) {
-    if (outside[start] || component[start]! >= 0) continue;
+    if (!cells[start] || component[start]! >= 0) continue;
     const id = sizes.length;
     let size = 0;
     component[start] = id;
-    stack.push(start);
-    while (stack.length > 0) {
-      const i = stack.pop()!;
+    stack[top++] = start;
+    while (top > 0) {
+      const i = stack[--top]!;
       size++;
       const x = i % cw;
       for (const n of [x > 0 ? i - 1 : -1, x < cw - 1 ? i + 1 : -1, i - cw, i + cw]) {
-        if (n < 0 || n >= cw * ch || outside[n] || component[n]! >= 0) continue;
+        if (n < 0 || n >= cw * ch || !cells[n] || component[n]! >= 0) continue;
         component[n] = id;
-        stack.push(n);
+        stack[top++] = n;
       }
     }
     sizes.push(size);
   }
   const largest = Math.max(0, ...sizes);
   if (largest === 0 || largest < 0.01 * cw * ch) return null;
-  const keep = sizes.map((s) => s >= MIN_COMPONENT * largest);
+  const keep = sizes.map((size) => size >= MIN_COMPONENT * largest);
+  /** Whether a pixel lies in, or one cell beside, a kept component (specks' pixels do not). */
+  const keptNear = (x: number, y: number): boolean => {
+    const cx = Math.floor(x / CELL);
+    const cy = Math.floor(y / CELL);
+    for (let dy = -1; dy <= 1; dy++) {
+      for (let dx = -1; dx <= 1; dx++) {
+        const nx = cx + dx;
+        const ny = cy + dy;
+        if (nx < 0 || ny < 0 || nx >= cw || ny >= ch) continue;
+        const c = component[ny * cw + nx]!;
+        if (c >= 0 && keep[c]) return true;
+      }
+    }
+    return false;
+  };
 
-  // Full resolution: the soft alpha at the edges, solid inside kept components, nothing elsewhere.
+  /**
+   * At the garment's edge a pixel mixes garment and background: its alpha is its difference from the
+   * background over that of the garment beside it (the largest difference within EDGE_REACH pixels).
+   */
+  const edgeAlpha = (x: number, y: number): number => {
+    const d = diff[y * width + x]!;
+    if (d <= lo) return 0;
+    let full = d;
+    for (let yy = Math.max(0, y - EDGE_REACH); yy <= Math.min(height - 1, y + EDGE_REACH); yy++) {
+      for (let xx = Math.max(0, x - EDGE_REACH); xx <= Math.min(width - 1, x + EDGE_REACH); xx++)
+        full = Math.max(full, diff[yy * width + xx]!);
+    }
+    return Math.min(255, Math.round(((d - lo) / Math.max(full - lo, hi - lo)) * 255));
+  };
+  const touchesOther = (i: number, x: number, y: number): boolean => {
+    const o = outside[i];
+    return (
+      (x > 0 && outside[i - 1] !== o) ||
+      (x < width - 1 && outside[i + 1] !== o) ||
+      (y > 0 && outside[i - width] !== o) ||
+      (y < height - 1 && outside[i + width] !== o)
+    );
+  };
+
+  // Full resolution: solid inside, mixed along the edge (on both sides of it), nothing elsewhere or in specks.
   const alpha = new Uint8Array(width * height);
   let covered = 0;
   let x0 = width;
   let y0 = height;
   let x1 = 0;
   let y1 = 0;
-  const kept = (cx: number, cy: number): boolean => {
-    if (cx < 0 || cy < 0 || cx >= cw || cy >= ch) return false;
-    const c = component[cy * cw + cx]!;
-    return c >= 0 && keep[c]!;
-  };
   for (let y = 0; y < height; y++) {
-    const cy = Math.floor(y / CELL);
     for (let x = 0; x < width; x++) {
-      const cx = Math.floor(x / CELL);
-      let a = 0;
-      if (kept(cx, cy)) {
-        // Deep inside (all neighbours kept): solid; at the edge: the soft alpha.
-        const interior = kept(cx - 1, cy) && kept(cx + 1, cy) && kept(cx, cy - 1) && kept(cx, cy + 1);
-        a = interior ? 255 : soft[y * width + x]!;
-      } else if (kept(cx - 1, cy) || kept(cx + 1, cy) || kept(cx, cy - 1) || kept(cx, cy + 1)) {
-        a = soft[y * width + x]!;
-      }
-      alpha[y * width + x] = a;
+      const i = y * width + x;
+      const edge = touchesOther(i, x, y);
+      if (outside[i] && !edge) continue;
+      if (!keptNear(x, y)) continue;
+      const a = edge ? edgeAlpha(x, y) : 255;
+      alpha[i] = a;
       if (a > 127) {
         covered++;
         if (x < x0) x0 = x;

@@ -242,7 +242,16 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
       const x = gx * step;
       const y = gy * step;
       if (x < 0 || x >= w || y < s.top || y > s.bottom || data[y * w + x]! < ON) return false;
-      return side === 'left' ? x < bodyLeft - 2 : x > bodyRight + 2;
+      if (side === 'left' ? x >= bodyLeft - 2 : x <= bodyRight + 2) return false;
+      // Below the armpit, the body's own run (a flared hem) is not sleeve; a run apart from it (a hanging sleeve) is.
+      if (y > pit.y) {
+        const r = s.rows[y];
+        if (r) {
+          const [a, b] = runAt(r, centre);
+          if (x >= a && x < b) return false;
+        }
+      }
+      return true;
     };
     const seen = new Set<number>();
     const stack: number[] = [];
@@ -344,22 +353,36 @@ export function lowerLandmarks(s: Silhouette): GarmentLandmarks {
     waistbandLeft: { x: waistRow.right, y: s.top },
     waistbandRight: { x: waistRow.left, y: s.top },
   };
-  // The crotch: the top of the gap between the legs.
+  // The crotch: the top of the gap between the legs, followed up the centre column (and its neighbours) from the hem.
+  const centreX = Math.round((waistRow.left + waistRow.right) / 2);
   let crotchY = -1;
-  for (let y = s.bottom; y > s.top; y--) {
-    const r = s.rows[y];
-    if (!r || r.runs.length < 2) {
-      crotchY = y;
-      break;
-    }
+  const { data, width: w } = s.mask;
+  for (let x = centreX - 6; x <= centreX + 6; x++) {
+    if (x < 0 || x >= w || data[s.bottom * w + x]! >= ON) continue;
+    let y = s.bottom;
+    while (y > s.top && data[(y - 1) * w + x]! < ON) y--;
+    if (crotchY < 0 || y < crotchY) crotchY = y;
   }
   const bottomRow = s.rows[s.bottom]!;
   const centre = (waistRow.left + waistRow.right) / 2;
   if (crotchY > s.top + 0.1 * h && crotchY < s.bottom - 0.1 * h) {
     out.crotch = { x: centre, y: crotchY };
-    // The legs at the hem: the runs left and right of the centre in the lowest rows.
-    let y = s.bottom;
-    while (y > crotchY && (s.rows[y]?.runs.length ?? 0) < 2) y--;
+    // The legs at the hem: the widest two-run row among the lowest 3 % (the very last rows are anti-aliased scraps).
+    let y = -1;
+    let widest = 0;
+    for (let yy = s.bottom; yy > Math.max(crotchY, s.bottom - 0.03 * h); yy--) {
+      const r = s.rows[yy];
+      if (!r || r.runs.length < 2) continue;
+      const spread = r.runs[0]![1] - r.runs[0]![0] + (r.runs[r.runs.length - 1]![1] - r.runs[r.runs.length - 1]![0]);
+      if (spread > widest) {
+        widest = spread;
+        y = yy;
+      }
+    }
+    if (y < 0) {
+      y = s.bottom;
+      while (y > crotchY && (s.rows[y]?.runs.length ?? 0) < 2) y--;
+    }
     const runs = s.rows[y]!.runs;
     const imageLeftLeg = runs[0]!;
     const imageRightLeg = runs[runs.length - 1]!;

@@ -240,7 +240,8 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     { from: g.waistbandLeft, to: waistL },
     { from: g.waistbandRight, to: waistR },
   ];
-  if (g.crotch) pairs.push({ from: g.crotch, to: sim(g.crotch) });
+  // How much the legs had to be shortened to fit the body's legs; the crotch follows the same proportion.
+  let compression = 1;
   for (const [outer, inner, leg, sign] of [
     [g.leftLegHemOuter, g.leftLegHemInner, body.leg.left, 1],
     [g.rightLegHemOuter, g.rightLegHemInner, body.leg.right, -1],
@@ -253,19 +254,27 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     // The leg's path starts at the waistband's height, straight above the hip joint.
     const start = leg[0]!;
     const path = [add(start, body.down, -Math.max(dot(sub(start, waistCentre), body.down), 0)), ...leg];
-    const length = Math.min(lengthG * bf.unit * scale.length, polylineLength(path) * 1.04);
+    const natural = lengthG * bf.unit * scale.length;
+    const length = Math.min(natural, polylineLength(path) * 1.04);
+    compression = Math.min(compression, length / Math.max(natural, 1));
     const at = alongPolyline(path, length);
     const across = { x: -at.direction.y, y: at.direction.x };
     const acrossSign = dot(across, body.side) * sign > 0 ? 1 : -1;
     const halfG = len(sub(outer, inner)) / 2;
     const half = (halfG / gf.unit) * bf.unit * Math.max(scale.width, 0.9);
-    pairs.push({ from: outer, to: add(at.point, across, acrossSign * half) });
-    pairs.push({ from: inner, to: add(at.point, across, -acrossSign * half) });
-    // The knee, halfway down, so the leg bends with the body's.
-    pairs.push({
-      from: mid(hemG, mid(g.crotch ?? gf.origin, sign > 0 ? g.waistbandLeft : g.waistbandRight)),
-      to: alongPolyline(path, length / 2).point,
-    });
+    // A wide leg cannot reach past the body's centre line into the other leg: what it loses inside it keeps outside.
+    const toMiddle = Math.abs(dot(sub(at.point, waistCentre), body.side));
+    const inward = Math.min(half, 0.95 * toMiddle);
+    pairs.push({ from: outer, to: add(at.point, across, acrossSign * (2 * half - inward)) });
+    pairs.push({ from: inner, to: add(at.point, across, -acrossSign * inward) });
+    // A point part-way down the leg, at the same share of the leg's length on the body, so the leg bends with the body's.
+    const kneeG = mid(hemG, mid(g.crotch ?? gf.origin, sign > 0 ? g.waistbandLeft : g.waistbandRight));
+    const share = Math.min(0.9, Math.max(0.1, (depthOf(gf, kneeG) - depthOf(gf, topG)) / Math.max(lengthG, 1e-6)));
+    pairs.push({ from: kneeG, to: alongPolyline(path, share * length).point });
+  }
+  if (g.crotch) {
+    const depth = depthOf(gf, g.crotch) * bf.unit * scale.length * compression;
+    pairs.push({ from: g.crotch, to: add(add(waistCentre, body.down, depth), body.side, sideOf(gf, g.crotch) * bf.unit) });
   }
   return { pieces: [{ pairs }], bodyPolygon: null };
 }

@@ -1,0 +1,175 @@
+/**
+ * The warp engine's garment side on drawn garments with known geometry: a
+ * T-shirt (with a white print that must stay opaque), trousers and a dress,
+ * on white, on a grey gradient with a soft shadow, and on a coloured wall.
+ * The alpha is solid inside, empty outside and soft at the edge; the
+ * category and the landmarks come out where they were drawn; a blank photo
+ * and a print without its (white-on-white) shirt are refused.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import sharp from 'sharp';
+import { garmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
+import { cutOutGarment } from '../../server/engines/warp/cutout/index.ts';
+import { categoryOf, readSilhouette } from '../../server/engines/warp/cutout/silhouette.ts';
+import { EngineError } from '../../server/engines/types.ts';
+import type { Point } from '../../server/engines/warp/types.ts';
+import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
+import type { RawImage } from '../../server/vision/types.ts';
+
+const W = 600;
+const H = 800;
+
+/** A T-shirt: body 200..400 × 150..650, sleeves from the shoulders (200,150)/(400,150) out to (110,300)/(490,300). */
+const TEE = `<path d="M250 150 Q300 190 350 150 L400 150 L490 280 L450 320 L400 250 L400 650 L200 650 L200 250 L150 320 L110 280 L200 150 Z" fill="#c0392b"/>
+  <rect x="250" y="300" width="100" height="60" fill="#ffffff"/>`;
+/** Trousers: waistband 200..400 at y 100, legs down to y 740 with a gap from y 330. */
+const TROUSERS = `<path d="M200 100 L400 100 L420 740 L320 740 L300 330 L280 740 L180 740 Z" fill="#2c3e50"/>`;
+/** A dress: narrow shoulders, long flaring skirt. */
+const DRESS = `<path d="M240 80 Q300 120 360 80 L380 80 L385 200 L370 330 L450 760 L150 760 L230 330 L215 200 L220 80 Z" fill="#8e44ad"/>`;
+
+type Background = 'white' | 'gradient' | 'coloured';
+
+async function drawn(shape: string, background: Background): Promise<RawImage> {
+  const backgrounds: Record<Background, string> = {
+    white: '<rect width="100%" height="100%" fill="#ffffff"/>',
+    gradient:
+      '<defs><linearGradient id="g" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#f2f2f2"/><stop offset="1" stop-color="#dcdcdc"/></linearGradient></defs><rect width="100%" height="100%" fill="url(#g)"/>',
+    coloured: '<rect width="100%" height="100%" fill="#cfe3d4"/>',
+  };
+  // A soft shadow offset down and right of the garment, as under studio light.
+  const shadow = `<g transform="translate(8 10)" opacity="0.08" filter="url(#blur)">${shape.replace(/fill="#[0-9a-f]+"/g, 'fill="#000000"')}</g>`;
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><defs><filter id="blur"><feGaussianBlur stdDeviation="6"/></filter></defs>${backgrounds[background]}${shadow}${shape}</svg>`;
+  return readRawImage(await sharp(Buffer.from(svg)).png().toBuffer());
+}
+
+const alphaAt = (image: RawImage, mask: Uint8Array, x: number, y: number): number => mask[y * image.width + x]!;
+const near = (p: Point | undefined, x: number, y: number, tolerance: number, what: string): void => {
+  assert.ok(p, `${what} is missing`);
+  assert.ok(Math.hypot(p.x - x, p.y - y) <= tolerance, `${what} at (${p.x.toFixed(0)}, ${p.y.toFixed(0)}), drawn at (${x}, ${y})`);
+};
+
+describe('garment alpha', () => {
+  for (const background of ['white', 'gradient', 'coloured'] as const) {
+    test(`a T-shirt on ${background}: solid inside (the white print too), empty outside and in the shadow, soft at the edge`, async () => {
+      const image = await drawn(TEE, background);
+      const matte = garmentMatte(image);
+      assert.ok(matte, 'a garment is found');
+      const a = matte.alpha.data;
+      assert.ok(alphaAt(image, a, 300, 500) > 242, 'inside the body');
+      assert.ok(alphaAt(image, a, 300, 330) > 242, 'the white print stays opaque (the hole is filled)');
+      assert.ok(alphaAt(image, a, 140, 290) > 242, 'inside a sleeve');
+      assert.ok(alphaAt(image, a, 40, 40) < 13, 'the corner');
+      assert.ok(alphaAt(image, a, 300, 668) < 13, 'the shadow under the hem');
+      assert.ok(alphaAt(image, a, 300, 720) < 13, 'below the hem');
+      // Across the slanted top edge of the left sleeve (wearer's left, image right) at y = 200 the alpha rises through
+      // intermediate values (the edge crosses x = 434.6 there).
+      const row = Array.from({ length: 8 }, (_, k) => alphaAt(image, a, 431 + k, 200));
+      assert.ok(
+        row.some((v) => v > 20 && v < 235),
+        `soft edge: ${row.join(' ')}`,
+      );
+      const [x0, y0, x1, y1] = matte.box;
+      assert.ok(Math.abs(x0 - 110) < 8 && Math.abs(x1 - 490) < 8 && Math.abs(y0 - 150) < 8 && Math.abs(y1 - 650) < 8, `box ${matte.box}`);
+    });
+  }
+
+  test('a blank photo has no garment', async () => {
+    const blank = await readRawImage(
+      await sharp({ create: { width: W, height: H, channels: 3, background: '#f6f6f6' } })
+        .png()
+        .toBuffer(),
+    );
+    assert.equal(garmentMatte(blank), null);
+  });
+});
+
+describe('category from the silhouette', () => {
+  test('T-shirt → top, trousers → bottom, dress → dress', async () => {
+    for (const [shape, expected] of [
+      [TEE, 'top'],
+      [TROUSERS, 'bottom'],
+      [DRESS, 'dress'],
+    ] as const) {
+      const matte = garmentMatte(await drawn(shape, 'gradient'))!;
+      assert.equal(categoryOf(readSilhouette(matte.alpha)), expected);
+    }
+  });
+});
+
+describe('cutting out through the engine’s entry point', () => {
+  let analyzer: PersonAnalyzer;
+  before(async () => {
+    analyzer = await PersonAnalyzer.create();
+  });
+  after(async () => {
+    await analyzer.dispose();
+  });
+
+  test('the T-shirt: a flat top, cropped with its landmarks where they were drawn (wearer’s left on the image right)', async () => {
+    const cut = await cutOutGarment(await drawn(TEE, 'white'), { category: 'auto', analyzer });
+    assert.equal(cut.category, 'top');
+    assert.equal(cut.categorySource, 'silhouette');
+    assert.equal(cut.photo, 'flat');
+    assert.equal(cut.image.channels, 4);
+    // The crop starts 8 px before the garment's box (110, 150).
+    const ox = 102;
+    const oy = 142;
+    const l = cut.landmarks;
+    const tolerance = 0.06 * 200; // 6 % of the body's width
+    near(l.leftShoulder, 400 - ox, 150 - oy, tolerance, 'left shoulder');
+    near(l.rightShoulder, 200 - ox, 150 - oy, tolerance, 'right shoulder');
+    near(l.leftHem, 400 - ox, 650 - oy, tolerance, 'left hem');
+    near(l.rightHem, 200 - ox, 650 - oy, tolerance, 'right hem');
+    near(l.leftArmpit, 400 - ox, 250 - oy, tolerance * 2, 'left armpit');
+    near(l.rightArmpit, 200 - ox, 250 - oy, tolerance * 2, 'right armpit');
+    // The sleeve ends: the middle of the openings (490,280)–(450,320) and (110,280)–(150,320).
+    near(l.leftSleeveEnd, 470 - ox, 300 - oy, tolerance * 2, 'left sleeve end');
+    near(l.rightSleeveEnd, 130 - ox, 300 - oy, tolerance * 2, 'right sleeve end');
+    assert.ok(l.neckFront && l.neckFront.y > l.neckLeft!.y, 'the front of the neckline is below its sides');
+  });
+
+  test('trousers: waistband corners, crotch and leg hems', async () => {
+    const cut = await cutOutGarment(await drawn(TROUSERS, 'coloured'), { category: 'auto', analyzer });
+    assert.equal(cut.category, 'bottom');
+    const ox = 172;
+    const oy = 92;
+    const l = cut.landmarks;
+    near(l.waistbandLeft, 400 - ox, 100 - oy, 12, 'waistband left');
+    near(l.waistbandRight, 200 - ox, 100 - oy, 12, 'waistband right');
+    near(l.crotch, 300 - ox, 330 - oy, 24, 'crotch');
+    near(l.leftLegHemOuter, 420 - ox, 740 - oy, 12, 'left leg, outer hem');
+    near(l.rightLegHemOuter, 180 - ox, 740 - oy, 12, 'right leg, outer hem');
+  });
+
+  test('a requested category wins over the silhouette', async () => {
+    const cut = await cutOutGarment(await drawn(TEE, 'white'), { category: 'outerwear', analyzer });
+    assert.equal(cut.category, 'outerwear');
+    assert.equal(cut.categorySource, 'request');
+  });
+
+  test('nothing to cut out, or only scattered fragments: garment_not_detected', async () => {
+    const refused = (e: unknown) => e instanceof EngineError && e.code === 'garment_not_detected';
+    const blank = await readRawImage(
+      await sharp({ create: { width: W, height: H, channels: 3, background: '#ffffff' } })
+        .png()
+        .toBuffer(),
+    );
+    await assert.rejects(cutOutGarment(blank, { category: 'auto', analyzer }), refused);
+    // A print of scattered marks: what is left of a white shirt on a white wall.
+    const marks = Array.from(
+      { length: 9 },
+      (_, k) => `<circle cx="${150 + (k % 3) * 150}" cy="${200 + Math.floor(k / 3) * 200}" r="18" fill="#b03a2e"/>`,
+    ).join('');
+    const print = await readRawImage(
+      await sharp(
+        Buffer.from(
+          `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}"><rect width="100%" height="100%" fill="#fff"/>${marks}</svg>`,
+        ),
+      )
+        .png()
+        .toBuffer(),
+    );
+    await assert.rejects(cutOutGarment(print, { category: 'auto', analyzer }), refused);
+  });
+});
