@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import type { IdempotencyGuard } from './idempotency/idempotency.ts';
 import type { EngineCatalog, JobRunner } from './jobs/runner.ts';
 import type { TerminalNotifier } from './jobs/notifier.ts';
+import type { FramingGuide } from './gui/framing.ts';
 import type { Store } from './store/db.ts';
 import type { Archive } from './store/archive.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
@@ -37,6 +38,8 @@ export interface AppDeps {
   clock: () => Date;
   version: string;
   log: (message: string, error?: unknown) => void;
+  /** The camera's framing advice for the GUI (its models load on first use). */
+  framing: FramingGuide;
   /** The token the Electron shell signs its window in with (none headless). */
   guiLaunchToken?: string | null;
 }

@@ -16,6 +16,7 @@ import { IdempotencyGuard } from './idempotency/idempotency.ts';
 import { TerminalNotifier } from './jobs/notifier.ts';
 import { cleanOrphans, sweep } from './jobs/retention.ts';
 import { JobRunner } from './jobs/runner.ts';
+import { FramingGuide } from './gui/framing.ts';
 import { createKey, generateKey } from './keys/api-keys.ts';
 import { Store } from './store/db.ts';
 import { Archive } from './store/archive.ts';
@@ -120,6 +121,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     await sweep(store, clock(), archive, config.archiveMinEntries);
     await runner.recover();
     await webhooks.start();
+    const framing = new FramingGuide({ log });
     const app = createApp({
       config,
       store,
@@ -132,6 +134,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       clock,
       version: VERSION,
       log,
+      framing,
       guiLaunchToken: options.guiLaunchToken ?? null,
     });
     server = createServer(app);
@@ -164,6 +167,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       await closed;
       clearTimeout(grace);
       clearInterval(idle);
+      await framing.dispose();
       await dispatcher.stop();
       await runner.stop();
       await registry.stop();

@@ -41,3 +41,15 @@ export interface GuiSettings {
   sessionKeyId: string;
   guiKeyId: string | null;
 }
+
+/** What the framing guide tells the person in front of the camera (left and right are the person's own). */
+export type FramingAdviceCode = 'no-person' | 'several-people' | 'step-back' | 'come-closer' | 'move-left' | 'move-right' | 'ok';
+
+/** POST /gui/api/framing. */
+export interface FramingAdvice {
+  advice: FramingAdviceCode;
+  /** The advice in plain words, for the customer and staff. */
+  message: string;
+  /** The body's landmarks' bounds in the frame as sent (not mirrored), 0..1. */
+  box?: { x: number; y: number; width: number; height: number };
+}

@@ -1,7 +1,7 @@
 /**
  * The GUI's private routes (`/gui/api/…`, not part of the v1 contract):
- * sign-in and sign-out, the staff PIN, the appliance's retention settings and
- * the garment catalogue. The GUI calls everything else through /api/v1 with
+ * sign-in and sign-out, the staff PIN, the appliance's retention settings,
+ * the garment catalogue and the camera's framing advice. The GUI calls everything else through /api/v1 with
  * its session (see server/api/middleware/api-key.ts).
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -14,6 +14,7 @@ import { authOf } from '../api/request-context.ts';
 import { contentType, readImage } from '../images/files.ts';
 import { findActiveKey } from '../keys/api-keys.ts';
 import type { AppDeps } from '../app.ts';
+import { jpegFrameBody } from './framing.ts';
 import { checkGarment, findGarment, garmentView, newGarmentId, removeGarmentImage, storeGarmentImage } from './catalogue.ts';
 import {
   checkPinShape,
@@ -113,6 +114,12 @@ export function guiRoutes(deps: AppDeps): Router {
     setSessionCookie(res, token);
     res.setHeader('Cache-Control', 'no-store');
     res.json({ signedIn: true, via, csrfToken: csrfTokenFor(token) });
+  });
+
+  // Before the JSON body parser: the frame is a small JPEG, not JSON.
+  router.post('/framing', apiKey({ store, clock }), requireScope('admin'), ...jpegFrameBody(), async (req: Request, res: Response) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(await deps.framing.advise(Buffer.isBuffer(req.body) ? req.body : new Uint8Array()));
   });
 
   // Everything below needs a session (with its CSRF token on changes) or an admin key.
