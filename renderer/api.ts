@@ -36,18 +36,18 @@ export function whenSignedOut(handler: () => void): void {
   onSignedOut = handler;
 }
 
-/** Calls the appliance; resolves with the JSON body (undefined for 204). */
+/** Calls the appliance with a JSON body (or a Blob sent as its own type); resolves with the JSON body (undefined for 204). */
 export async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   const all: Record<string, string> = { accept: 'application/json', ...headers };
   if (method !== 'GET' && method !== 'HEAD') all['x-csrf-token'] = csrfToken;
-  if (body !== undefined) all['content-type'] = 'application/json';
+  if (body !== undefined) all['content-type'] = body instanceof Blob ? body.type : 'application/json';
   let response: Response;
   try {
     response = await fetch(path, {
       method,
       headers: all,
       credentials: 'same-origin',
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(body === undefined ? {} : { body: body instanceof Blob ? body : JSON.stringify(body) }),
     });
   } catch {
     throw new ApiProblem(0, undefined, 'The appliance cannot be reached.');

@@ -1,8 +1,11 @@
 /**
  * The customer's photo from the camera: getUserMedia into a <video>, a
- * framing guide drawn over it, and a still taken at the camera's own
- * resolution (the preview is mirrored like a mirror; the photo is not).
+ * framing guide drawn over it (an outline, and the live advice with the
+ * body's box when the appliance sends it), small frames for that advice, and
+ * a still taken at the camera's own resolution (the preview is mirrored like
+ * a mirror; the frames and the photo are not).
  */
+import type { FramingAdvice } from '../server/gui/contract.ts';
 import { h, svg } from './dom.ts';
 
 /** A running camera preview. */
@@ -10,8 +13,16 @@ export interface CameraView {
   element: HTMLElement;
   /** Takes a JPEG still of the current frame. */
   capture(): Promise<Blob>;
+  /** A small JPEG of the current frame, `longSide` pixels on its long side, for the framing advice. */
+  frame(longSide: number): Promise<Blob>;
+  /** Shows the framing advice over the preview; null falls back to the written instructions. */
+  showAdvice(advice: FramingAdvice | null): void;
   stop(): void;
 }
+
+/** What the guide says when it has no live advice. */
+export const STATIC_HINT =
+  'Step back until the head is below the top line and the feet are above the bottom line; centre yourself on the middle line.';
 
 /** Why the camera could not start, in plain words. */
 export function cameraProblem(error: unknown): string {
@@ -51,26 +62,51 @@ export async function openCamera(): Promise<CameraView> {
   const video = h('video', { class: 'camera-video', autoplay: true, muted: true, playsinline: true });
   video.srcObject = stream;
   await video.play().catch(() => undefined);
-  const element = h(
-    'div',
-    { class: 'camera' },
-    video,
-    framingGuide(),
-    h(
-      'p',
-      { class: 'guide-text' },
-      'Step back until the head is below the top line and the feet are above the bottom line; centre yourself on the middle line.',
-    ),
-  );
+  const advice = h('p', { class: 'guide-text', role: 'status', 'aria-live': 'polite', 'data-advice': 'none' }, STATIC_HINT);
+  const box = h('div', { class: 'framing-box', hidden: true });
+  const element = h('div', { class: 'camera' }, video, framingGuide(), box, advice);
+  const loaded = async (): Promise<void> => {
+    if (video.videoWidth === 0) await new Promise((resolve) => video.addEventListener('loadeddata', resolve, { once: true }));
+  };
+  const jpeg = (canvas: HTMLCanvasElement, quality: number): Promise<Blob> =>
+    new Promise<Blob>((resolve, reject) =>
+      canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('the photo could not be taken'))), 'image/jpeg', quality),
+    );
+  const small = h('canvas');
   return {
     element,
     async capture() {
-      if (video.videoWidth === 0) await new Promise((resolve) => video.addEventListener('loadeddata', resolve, { once: true }));
+      await loaded();
       const canvas = h('canvas', { width: video.videoWidth, height: video.videoHeight });
       canvas.getContext('2d')!.drawImage(video, 0, 0);
-      return new Promise<Blob>((resolve, reject) =>
-        canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('the photo could not be taken'))), 'image/jpeg', 0.92),
-      );
+      return jpeg(canvas, 0.92);
+    },
+    async frame(longSide) {
+      await loaded();
+      const scale = Math.min(1, longSide / Math.max(video.videoWidth, video.videoHeight));
+      small.width = Math.round(video.videoWidth * scale);
+      small.height = Math.round(video.videoHeight * scale);
+      small.getContext('2d')!.drawImage(video, 0, 0, small.width, small.height);
+      return jpeg(small, 0.8);
+    },
+    showAdvice(next) {
+      const state = next === null ? 'none' : next.advice === 'ok' ? 'ok' : 'fix';
+      if (advice.dataset.advice !== (next?.advice ?? 'none')) {
+        advice.textContent = next?.message ?? STATIC_HINT;
+        advice.dataset.advice = next?.advice ?? 'none';
+      }
+      element.dataset.framing = state;
+      box.hidden = !next?.box || video.videoWidth === 0;
+      if (!next?.box || box.hidden) return;
+      // The video fills the area like object-fit: cover and is mirrored, the box is in the frame's own (unmirrored) terms.
+      const scale = Math.max(element.clientWidth / video.videoWidth, element.clientHeight / video.videoHeight);
+      const offsetX = (element.clientWidth - video.videoWidth * scale) / 2;
+      const offsetY = (element.clientHeight - video.videoHeight * scale) / 2;
+      const left = element.clientWidth - (offsetX + (next.box.x + next.box.width) * video.videoWidth * scale);
+      box.style.left = `${left}px`;
+      box.style.top = `${offsetY + next.box.y * video.videoHeight * scale}px`;
+      box.style.width = `${next.box.width * video.videoWidth * scale}px`;
+      box.style.height = `${next.box.height * video.videoHeight * scale}px`;
     },
     stop() {
       for (const track of stream.getTracks()) track.stop();

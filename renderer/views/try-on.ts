@@ -9,6 +9,7 @@ import type { GarmentView } from '../../server/gui/contract.ts';
 import { call, plainWords } from '../api.ts';
 import { cameraProblem, openCamera, type CameraView } from '../camera.ts';
 import { dataUrlOf, h, replace, toast } from '../dom.ts';
+import { watchFraming } from '../framing.ts';
 import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES } from '../sizes.ts';
 import type { Screen } from '../main.ts';
 
@@ -72,6 +73,7 @@ function choiceRow(name: string, values: readonly string[], selected: Set<string
 /** The Try on screen. */
 export const renderTryOn: Screen = (root) => {
   let camera: CameraView | null = null;
+  let stopFraming: (() => void) | null = null;
   let selfie: { blob: Blob; url: string } | null = null;
   const picked: Picked[] = [];
   const genIds: string[] = [];
@@ -111,17 +113,30 @@ export const renderTryOn: Screen = (root) => {
   };
 
   const stopCamera = (): void => {
+    stopFraming?.();
+    stopFraming = null;
     camera?.stop();
     camera = null;
     captureButton.hidden = true;
+    captureButton.classList.remove('ready');
   };
 
   const startCamera = async (): Promise<void> => {
     cameraMessage.hidden = true;
     startCameraButton.disabled = true;
     try {
-      camera = await openCamera();
-      replace(photoArea, camera.element);
+      const opened = await openCamera();
+      if (!polling) {
+        // The screen was left while the camera was starting.
+        opened.stop();
+        return;
+      }
+      camera = opened;
+      replace(photoArea, opened.element);
+      stopFraming = watchFraming(opened, (advice) => {
+        opened.showAdvice(advice);
+        captureButton.classList.toggle('ready', advice?.advice === 'ok');
+      });
       captureButton.hidden = false;
       startCameraButton.hidden = true;
       captureButton.focus();

@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { Account, TryOn, Usage } from '../../client/index.ts';
+import { FRAMING_MESSAGES } from '../../server/gui/framing.ts';
 import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
 import { browserMissing, launchBrowser, screenshot } from './browser.ts';
-import { garmentJpeg, personJpeg, writeFakeCamera } from './media.ts';
+import { garmentJpeg, hasFixtures, personJpeg, wellFramedPersonJpeg, writeFakeCamera } from './media.ts';
 
 const STEP_TIMEOUT = 60_000;
 const skip = browserMissing() ?? false;
@@ -44,6 +45,10 @@ test(
     page.setDefaultTimeout(STEP_TIMEOUT);
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
+    const framingRequests: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/gui/api/framing')) framingRequests.push(request.method());
+    });
 
     // First sign-in: the admin key, choosing the staff PIN.
     await page.goto(`${ta.url}/`);
@@ -81,9 +86,14 @@ test(
     await openScreen(page, 'Try on');
     await page.getByRole('button', { name: 'Use the camera' }).click();
     await page.waitForFunction(() => (document.querySelector('video')?.videoWidth ?? 0) > 0);
-    assert.match(await page.locator('.guide-text').innerText(), /Step back/);
+    // The live framing advice replaces the written instructions once the appliance has seen a frame.
+    await page.waitForFunction(() => document.querySelector<HTMLElement>('.guide-text')?.dataset.advice !== 'none');
+    const advice = await page.locator('.guide-text').innerText();
+    assert.ok(Object.values(FRAMING_MESSAGES).includes(advice), `"${advice}" is one of the framing messages`);
     await screenshot(page, '03-try-on-camera');
     await page.getByRole('button', { name: 'Take the photo' }).click();
+    const framingCalls = framingRequests.length;
+    assert.ok(framingCalls >= 1);
     await page.waitForFunction(() => {
       const img = document.querySelector<HTMLImageElement>('#selfie-preview');
       return img !== null && img.complete && img.naturalWidth > 0;
@@ -111,6 +121,8 @@ test(
     });
     await page.locator('#result').scrollIntoViewIfNeeded();
     await screenshot(page, '06-try-on-result');
+    // Seconds later: no frames went out once the camera stopped (one already on its way may still have been counted).
+    assert.ok(framingRequests.length <= framingCalls + 1, `${framingRequests.length - framingCalls} framing calls after the photo`);
 
     const list = (await (await ta.call('GET', '/api/v1/try-on')).json()) as { data: TryOn[] };
     assert.equal(list.data.length, 1);
@@ -188,7 +200,7 @@ test(
 
 test('the try-on screen erases the customer’s photos with one tap, on a tablet-sized screen', { skip, timeout: 300_000 }, async (t) => {
   const dir = await scratch(t);
-  const camera = await writeFakeCamera(dir);
+  const camera = await writeFakeCamera(dir, 480, 640, wellFramedPersonJpeg);
   const ta = await startTestAppliance(t, { engines: [composeEngine()] });
   const browser = await launchBrowser(t, { fakeCamera: camera });
   const context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
@@ -199,6 +211,20 @@ test('the try-on screen erases the customer’s photos with one tap, on a tablet
   await page.getByRole('button', { name: 'Sign in with the key' }).click();
   await page.getByRole('navigation', { name: 'Screens' }).waitFor();
   await screenshot(page, '11-try-on-tablet-empty');
+
+  // A customer standing well in the camera's view: the advice says so and the shutter stands out.
+  await page.getByRole('button', { name: 'Use the camera' }).click();
+  await page.waitForFunction(() => document.querySelector<HTMLElement>('.guide-text')?.dataset.advice !== 'none');
+  if (hasFixtures) {
+    await page.waitForFunction(() => document.querySelector('#take-photo')?.classList.contains('ready'));
+    assert.equal(await page.locator('.guide-text').innerText(), FRAMING_MESSAGES.ok);
+  } else {
+    assert.ok(Object.values(FRAMING_MESSAGES).includes(await page.locator('.guide-text').innerText()));
+  }
+  await screenshot(page, '11-try-on-tablet-camera');
+  await page.getByRole('link', { name: 'History' }).click();
+  assert.equal(await page.locator('video').count(), 0, 'leaving the screen stops the camera');
+  await page.getByRole('link', { name: 'Try on' }).click();
 
   // A file for the photo and an uploaded garment photo.
   await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });

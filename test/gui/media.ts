@@ -10,6 +10,8 @@ import sharp, { type Sharp } from 'sharp';
 
 const FIXTURES = resolve(import.meta.dirname, '../../../shared/fixtures');
 const PERSON = join(FIXTURES, 'people/viton_00034_00.jpg');
+/** Head to thighs with room above the head: the framing guide's "ok". */
+const WELL_FRAMED = join(FIXTURES, 'people/generated_model_1.png');
 const GARMENT = join(FIXTURES, 'garments/upper_viton_00055_00.jpg');
 
 /** A stand-in person: a figure on a plain background (when ../shared is absent). */
@@ -42,6 +44,12 @@ export async function personJpeg(width = 480, height = 640): Promise<Buffer> {
   return source.resize(width, height, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer();
 }
 
+/** A person photo framed as the framing guide wants it (the drawn stand-in without ../shared). */
+export async function wellFramedPersonJpeg(width = 480, height = 640): Promise<Buffer> {
+  const source = hasFixtures && existsSync(WELL_FRAMED) ? sharp(WELL_FRAMED) : drawnPerson(width, height);
+  return source.resize(width, height, { fit: 'cover' }).jpeg({ quality: 90 }).toBuffer();
+}
+
 /** A garment photo as JPEG bytes. */
 export async function garmentJpeg(): Promise<Buffer> {
   const source = hasFixtures ? sharp(GARMENT) : drawnGarment();
@@ -49,11 +57,17 @@ export async function garmentJpeg(): Promise<Buffer> {
 }
 
 /**
- * Writes a one-frame YUV4MPEG2 clip (4:2:0, BT.601 full range) of the person
- * photo for `--use-file-for-fake-video-capture`; Chromium loops it.
+ * Writes a one-frame YUV4MPEG2 clip (4:2:0, BT.601 full range) of a person
+ * photo (personJpeg unless given) for `--use-file-for-fake-video-capture`;
+ * Chromium loops it.
  */
-export async function writeFakeCamera(dir: string, width = 480, height = 640): Promise<string> {
-  const { data } = await sharp(await personJpeg(width, height))
+export async function writeFakeCamera(
+  dir: string,
+  width = 480,
+  height = 640,
+  photo: (width: number, height: number) => Promise<Buffer> = personJpeg,
+): Promise<string> {
+  const { data } = await sharp(await photo(width, height))
     .removeAlpha()
     .raw()
     .toBuffer({ resolveWithObject: true });
