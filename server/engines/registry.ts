@@ -5,6 +5,9 @@
 import { EngineHost, abortError, type EngineHostOptions, type HostRunOptions } from './engine-host.ts';
 import { EngineError, type EngineDescription, type EngineRequest, type EngineResult, type EngineSpec } from './types.ts';
 
+/** Devices that are accelerators (ONNX Runtime's GPU providers and gpu:N names): engines on them are preferred. */
+const ACCELERATOR = /^(cuda|dml|directml|coreml|rocm|tensorrt|gpu)/i;
+
 /** Options shared by every host the registry starts. */
 export interface EngineRegistryOptions {
   memoryLimitMb?: number;
@@ -145,7 +148,7 @@ export class EngineRegistry {
   /** The best ready engine: the first ready one on an accelerator, else the first ready one in spec order. */
   defaultEngine(): EngineDescription | undefined {
     const ready = this.list().filter((description) => description.ready);
-    return ready.find((description) => description.device !== 'cpu') ?? ready[0];
+    return ready.find((description) => ACCELERATOR.test(description.device)) ?? ready[0];
   }
 
   /** The device an engine runs on; the job runner keys its concurrency on it. */

@@ -24,7 +24,8 @@ test('SIGKILL during a burst of submits loses no acknowledged generation', async
   const engines = [composeEngine({ delayMs: 50 })];
   let server = await startServerProcess(dataDir, engines, ['--trial-credits', '500']);
   t.after(() => server.kill());
-  const body = JSON.stringify(await submission());
+  // The spawned server also runs the built-in engines; these submissions name the test engine.
+  const body = JSON.stringify(await submission({ engine: 'test-compose' }));
   const acknowledged: string[] = [];
   let sent = 0;
   let killed = false;
@@ -75,7 +76,7 @@ test('a generation running when the process dies is run again, and fails with it
   const slow = [composeEngine({ delayMs: 60_000 })];
   let server = await startServerProcess(dataDir, slow);
   t.after(() => server.kill());
-  const accepted = await call(server, 'POST', '/api/v1/try-on', JSON.stringify(await submission()));
+  const accepted = await call(server, 'POST', '/api/v1/try-on', JSON.stringify(await submission({ engine: 'test-compose' })));
   const { genId } = (await accepted.json()) as { genId: string };
   for (let attempt = 1; attempt <= 3; attempt++) {
     for (;;) {
@@ -99,7 +100,9 @@ test('after a crash mid-run the generation completes on restart, counting the lo
   const dataDir = await tempDataDir();
   let server = await startServerProcess(dataDir, [composeEngine({ delayMs: 60_000 })]);
   t.after(() => server.kill());
-  const { genId } = (await (await call(server, 'POST', '/api/v1/try-on', JSON.stringify(await submission()))).json()) as { genId: string };
+  const { genId } = (await (
+    await call(server, 'POST', '/api/v1/try-on', JSON.stringify(await submission({ engine: 'test-compose' })))
+  ).json()) as { genId: string };
   while ((await readDurableState(dataDir)).generations[genId]!.stage !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
   await server.kill('SIGKILL');
   server = await startServerProcess(dataDir, [composeEngine({ delayMs: 10 })]);
@@ -115,7 +118,9 @@ test('SIGTERM puts a running generation back in the queue without spending an at
   const dataDir = await tempDataDir();
   let server = await startServerProcess(dataDir, [composeEngine({ delayMs: 60_000 })]);
   t.after(() => server.kill());
-  const { genId } = (await (await call(server, 'POST', '/api/v1/try-on', JSON.stringify(await submission()))).json()) as { genId: string };
+  const { genId } = (await (
+    await call(server, 'POST', '/api/v1/try-on', JSON.stringify(await submission({ engine: 'test-compose' })))
+  ).json()) as { genId: string };
   while ((await readDurableState(dataDir)).generations[genId]!.stage !== 'running') await new Promise((resolve) => setTimeout(resolve, 20));
   await server.kill('SIGTERM');
   const stopped = (await readDurableState(dataDir)).generations[genId]!;

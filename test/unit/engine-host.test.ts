@@ -119,7 +119,11 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   test('the default engine is a ready one on an accelerator, else the first ready one', async (t) => {
-    const { registry } = await startRegistry(t, [compose({ id: 'fast', device: 'cpu' }), compose({ id: 'photo', device: 'cuda:0' })]);
+    const { registry } = await startRegistry(t, [
+      compose({ id: 'fast', device: 'cpu' }),
+      compose({ id: 'photo', device: 'cuda:0' }),
+      compose({ id: 'elsewhere', device: 'other' }),
+    ]);
     assert.equal(registry.defaultEngine()?.id, 'photo');
     const cpuOnly = await startRegistry(t, [compose({ id: 'first', device: 'cpu' }), compose({ id: 'second', device: 'cpu' })]);
     assert.equal(cpuOnly.registry.defaultEngine()?.id, 'first');
