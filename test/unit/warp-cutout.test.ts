@@ -7,6 +7,8 @@
  * and a print without its (white-on-white) shirt are refused.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { garmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
@@ -15,8 +17,9 @@ import { categoryOf, readSilhouette } from '../../server/engines/warp/cutout/sil
 import { EngineError } from '../../server/engines/types.ts';
 import type { Point } from '../../server/engines/warp/types.ts';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
-import type { RawImage } from '../../server/vision/types.ts';
+import { REGION, type RawImage } from '../../server/vision/types.ts';
 
+const MODEL_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'people', 'viton_00034_00.jpg');
 const W = 600;
 const H = 800;
 
@@ -142,6 +145,34 @@ describe('cutting out through the engine’s entry point', () => {
     near(l.leftLegHemOuter, 420 - ox, 740 - oy, 22, 'left leg, outer hem');
     near(l.rightLegHemOuter, 180 - ox, 740 - oy, 22, 'right leg, outer hem');
   });
+
+  test(
+    'a garment worn by a model: their top, without the face, hair or hands',
+    { skip: existsSync(MODEL_PHOTO) ? false : 'no ../shared/fixtures' },
+    async () => {
+      const photo = await readRawImage(MODEL_PHOTO);
+      const cut = await cutOutGarment(photo, { category: 'top', analyzer });
+      assert.equal(cut.photo, 'worn');
+      assert.equal(cut.category, 'top');
+      const person = await analyzer.analyze(photo);
+      let opaque = 0;
+      let onHeadOrHands = 0;
+      const { width, height } = cut.image;
+      const labels = person.layout.labels;
+      for (let y = 0; y < height; y++) {
+        for (let x = 0; x < width; x++) {
+          if (cut.image.data[(y * width + x) * 4 + 3]! < 128) continue;
+          opaque++;
+          const px = cut.origin.x + x;
+          const py = cut.origin.y + y;
+          const label = labels[py * photo.width + px];
+          if (label === REGION.head || label === REGION.leftHand || label === REGION.rightHand) onHeadOrHands++;
+        }
+      }
+      assert.ok(opaque > 20_000, `the top is cut out (${opaque} opaque pixels)`);
+      assert.ok(onHeadOrHands / opaque < 0.01, `head and hands left out: ${onHeadOrHands} of ${opaque}`);
+    },
+  );
 
   test('a requested category wins over the silhouette', async () => {
     const cut = await cutOutGarment(await drawn(TEE, 'white'), { category: 'outerwear', analyzer });

@@ -224,6 +224,7 @@ function syntheticTee(): GarmentCutout {
     category: 'top',
     categorySource: 'request',
     photo: 'flat',
+    origin: { x: 0, y: 0 },
     landmarks: {
       neckLeft: { x: 115, y: 20 },
       neckRight: { x: 85, y: 20 },
@@ -287,6 +288,27 @@ describe('placing a top on a body', () => {
     const onArm = { x: 250 + 25 * t, y: 150 + 90 * t };
     assert.ok(len(sub(end, onArm)) < 6, `sleeve end ${JSON.stringify(end)} is off the arm`);
     assert.ok(t > 0.2 && t < 1, `a short sleeve ends on the upper arm (t = ${t.toFixed(2)})`);
+  });
+
+  test('an open jacket is two halves, each hanging from its own shoulder and parting towards the hem', () => {
+    const jacket: GarmentCutout = { ...tee, category: 'outerwear' };
+    const closed = placeGarment(jacket, body, { scale: garmentScale('M', 'M', 'regular'), styling: ['closed'], tucked: false });
+    const open = placeGarment(jacket, body, { scale: garmentScale('M', 'M', 'regular'), styling: ['open'], tucked: false });
+    assert.equal(closed.pieces.length, 1);
+    assert.equal(open.pieces.length, 2);
+    const [wearerLeft, wearerRight] = open.pieces;
+    assert.equal(wearerLeft!.split?.keep, 'right-of');
+    assert.equal(wearerRight!.split?.keep, 'left-of');
+    // The hem's centre point is on both halves, pulled apart: towards the wearer's left on one, right on the other.
+    const hemCentre = (piece: (typeof open.pieces)[number]) => piece.pairs.find((p) => p.from.x === 100 && p.from.y === 229)!.to;
+    const closedCentre = closed.pieces[0]!.pairs.find((p) => p.from.x === 100 && p.from.y === 229)!.to;
+    assert.ok(
+      hemCentre(wearerLeft!).x > closedCentre.x + 5 && hemCentre(wearerRight!).x < closedCentre.x - 5,
+      'the front parts at the hem',
+    );
+    // The neckline parts less than the hem.
+    const neck = (piece: (typeof open.pieces)[number]) => piece.pairs.find((p) => p.from.x === 100 && p.from.y === 35)!.to.x;
+    assert.ok(neck(wearerLeft!) - neck(wearerRight!) < hemCentre(wearerLeft!).x - hemCentre(wearerRight!).x);
   });
 
   test('a tucked top ends at the waist', () => {

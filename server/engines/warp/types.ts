@@ -60,5 +60,7 @@ export interface GarmentCutout {
   categorySource: 'request' | 'silhouette';
   /** A flat-lay or ghost-mannequin photo, or a garment worn by a model. */
   photo: 'flat' | 'worn';
+  /** Where the crop's top-left corner is in the garment photo. */
+  origin: Point;
   landmarks: GarmentLandmarks;
 }

@@ -230,5 +230,5 @@ function crop(
     if (typeof value === 'number') (moved as Record<string, unknown>)[key] = value;
     else if (value) (moved as Record<string, unknown>)[key] = { x: value.x - x0, y: value.y - y0 };
   }
-  return { image: { data, width: w, height: h, channels: 4 }, category, categorySource, photo, landmarks: moved };
+  return { image: { data, width: w, height: h, channels: 4 }, category, categorySource, photo, origin: { x: x0, y: y0 }, landmarks: moved };
 }
