@@ -10,7 +10,7 @@
 import { PersonAnalyzer } from '../../../vision/person.ts';
 import { POSE, REGION, VisionError, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { EngineError, type GarmentCategory } from '../../types.ts';
-import { isSkin, skinModel } from '../composite/colour.ts';
+import { clothingColour, isSkin, skinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { garmentMatte } from './alpha.ts';
 import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
@@ -38,8 +38,8 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
   } catch (error) {
     if (!(error instanceof VisionError)) throw error;
   }
-  // A model counts when their face, shoulders and hips are clearly in the photo, and the face is skin
-  // (a garment's print or a headless mannequin can look like a pose to the detector).
+  // A model counts when their shoulders and hips are clearly in the photo and their face is skin, or cut off by the
+  // top of the frame (a garment's print or a mannequin can look like a pose to the detector, but has no skin face).
   if (model && isModel(image, model)) {
     const category = options.category === 'auto' ? 'top' : options.category;
     return wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request');
@@ -48,12 +48,15 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
 }
 
 function isModel(image: RawImage, model: PersonAnalysis): boolean {
-  const seen = [POSE.nose, POSE.leftEye, POSE.rightEye, POSE.leftShoulder, POSE.rightShoulder, POSE.leftHip, POSE.rightHip].every((k) => {
+  const inside = (k: number): boolean => {
     const p = model.landmarks[k]!;
     return p.visibility > 0.8 && p.x >= 0 && p.y >= 0 && p.x < image.width && p.y < image.height;
-  });
-  if (!seen) return false;
+  };
+  if (![POSE.leftShoulder, POSE.rightShoulder, POSE.leftHip, POSE.rightHip].every(inside)) return false;
+  // Product photos often cut the model's head off at the top: then there is no face to check.
   const nose = model.landmarks[POSE.nose]!;
+  if (nose.y < 0) return true;
+  if (![POSE.nose, POSE.leftEye, POSE.rightEye].every(inside)) return false;
   const skin = skinModel(image, model);
   // Human skin, whatever its tone, has chroma in a narrow band (red over blue): a print's "face" does not.
   if (!skin || skin.cr < 4 || skin.cr > 55 || skin.cb < -45 || skin.cb > 8) return false;
@@ -102,6 +105,22 @@ function wornGarment(image: RawImage, model: PersonAnalysis, category: WarpCateg
   );
   const skin = skinModel(image, model);
   const { width, height, data, channels } = image;
+  // The model's other garment (trousers under a top, a top over trousers) is told apart by colour.
+  const upper = clothingColour(image, model, new Set<number>([REGION.torso]), skin);
+  const lower = clothingColour(image, model, new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg]), skin);
+  const own = category === 'bottom' ? lower : upper;
+  const other = category === 'bottom' ? upper : lower;
+  const distance = (j: number, c: [number, number, number]): number =>
+    Math.hypot(data[j]! - c[0], data[j + 1]! - c[1], data[j + 2]! - c[2]);
+  const separable = category !== 'dress' && own && other && Math.hypot(own[0] - other[0], own[1] - other[1], own[2] - other[2]) > 40;
+  // Only near the waist, where the two garments meet (a dark print on a light chest is not trousers).
+  const shoulderY = (model.landmarks[POSE.leftShoulder]!.y + model.landmarks[POSE.rightShoulder]!.y) / 2;
+  const hipY = (model.landmarks[POSE.leftHip]!.y + model.landmarks[POSE.rightHip]!.y) / 2;
+  const waistBand = [shoulderY + 0.6 * (hipY - shoulderY), hipY + 0.5 * (hipY - shoulderY)];
+  const nearWaist = (i: number): boolean => {
+    const y = (i / width) | 0;
+    return y >= waistBand[0]! && y <= waistBand[1]!;
+  };
   const alpha = new Uint8Array(width * height);
   let x0 = width;
   let y0 = height;
@@ -112,6 +131,7 @@ function wornGarment(image: RawImage, model: PersonAnalysis, category: WarpCateg
     if (!regions.has(model.layout.labels[i]!)) continue;
     const j = i * channels;
     if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
+    if (separable && nearWaist(i) && distance(j, other!) < distance(j, own!)) continue;
     alpha[i] = model.matte.data[i]!;
     if (alpha[i]! < 128) continue;
     count++;
