@@ -19,6 +19,9 @@ const CELL = 4;
 const MIN_COMPONENT = 0.08;
 /** How far from an edge pixel the garment's own colour is looked for. */
 const EDGE_REACH = 2;
+/** Bites of print at the outline: how wide an opening is closed, and how tall a bite may be. */
+const BITE_RADIUS = 12;
+const BITE_LENGTH = 60;
 
 interface Background {
   y: number;
@@ -111,6 +114,8 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
     if (i >= width) push(i - width);
     if (i < (height - 1) * width) push(i + width);
   }
+
+  fillBites(outside, width, height);
 
   // Specks: connected components of garment on a coarse grid (a cell is garment when most of it is); small ones go.
   const cw = Math.ceil(width / CELL);
@@ -218,4 +223,79 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
   }
   if (covered === 0) return null;
   return { alpha: { data: alpha, width, height }, coverage: covered / (width * height), box: [x0, y0, x1, y1] };
+}
+
+/** Running max (or min) over a window of 2r+1 along rows, then columns: a square dilation (erosion) of a 0/1 mask. */
+function squareFilter(mask: Uint8Array, width: number, height: number, r: number, max: boolean): Uint8Array {
+  const tmp = new Uint8Array(mask.length);
+  const out = new Uint8Array(mask.length);
+  const hit = max ? 1 : 0;
+  for (let y = 0; y < height; y++) {
+    let last = -Infinity;
+    for (let x = 0; x < width + r; x++) {
+      if (x < width && mask[y * width + x] === hit) last = x;
+      const at = x - r;
+      // `last` is the latest hit up to at + r: one lies in the window when it is not before at − r.
+      if (at >= 0) tmp[y * width + at] = last >= at - r ? hit : 1 - hit;
+    }
+  }
+  for (let x = 0; x < width; x++) {
+    let last = -Infinity;
+    for (let y = 0; y < height + r; y++) {
+      if (y < height && tmp[y * width + x] === hit) last = y;
+      const at = y - r;
+      if (at >= 0) out[at * width + x] = last >= at - r ? hit : 1 - hit;
+    }
+  }
+  return out;
+}
+
+/**
+ * Light parts of a print that touch the garment's outline (white flowers at a
+ * dress's edge) are reached by the background's flood and bite into the
+ * garment. A bite is background that a closing of the garment (radius
+ * BITE_RADIUS) covers and whose column of background is short; long columns
+ * (the gap between trouser legs, the space under a sleeve, the neckline) stay.
+ */
+function fillBites(outside: Uint8Array, width: number, height: number): void {
+  // Work inside the garment's box (plus the radius): the rest of the photo is background either way.
+  let bx0 = width;
+  let by0 = height;
+  let bx1 = 0;
+  let by1 = 0;
+  for (let i = 0; i < outside.length; i++) {
+    if (outside[i]) continue;
+    const x = i % width;
+    const y = (i - x) / width;
+    if (x < bx0) bx0 = x;
+    if (x >= bx1) bx1 = x + 1;
+    if (y < by0) by0 = y;
+    if (y >= by1) by1 = y + 1;
+  }
+  if (bx1 <= bx0) return;
+  bx0 = Math.max(0, bx0 - BITE_RADIUS - 1);
+  by0 = Math.max(0, by0 - BITE_RADIUS - 1);
+  bx1 = Math.min(width, bx1 + BITE_RADIUS + 1);
+  by1 = Math.min(height, by1 + BITE_RADIUS + 1);
+  const bw = bx1 - bx0;
+  const bh = by1 - by0;
+  const garment = new Uint8Array(bw * bh);
+  for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) garment[y * bw + x] = 1 - outside[(by0 + y) * width + bx0 + x]!;
+  const boxClosed = squareFilter(squareFilter(garment, bw, bh, BITE_RADIUS, true), bw, bh, BITE_RADIUS, false);
+  const closed = (x: number, y: number): boolean => x >= bx0 && x < bx1 && y >= by0 && y < by1 && boxClosed[(y - by0) * bw + x - bx0] === 1;
+  for (let x = bx0; x < bx1; x++) {
+    let y = 0;
+    while (y < height) {
+      if (!outside[y * width + x]) {
+        y++;
+        continue;
+      }
+      let end = y;
+      while (end < height && outside[end * width + x]) end++;
+      if (end - y < BITE_LENGTH && y > 0 && end < height) {
+        for (let k = y; k < end; k++) if (closed(x, k)) outside[k * width + x] = 0;
+      }
+      y = end;
+    }
+  }
 }
