@@ -180,6 +180,22 @@ describe('cutting out through the engine’s entry point', () => {
     assert.equal(cut.categorySource, 'request');
   });
 
+  test('a white T-shirt with a print on a white wall (6 % darker than it) is cut out along its outline, not refused', async () => {
+    const whiteTee = TEE.replace('fill="#c0392b"', 'fill="#f0f0f0"').replace('fill="#ffffff"', 'fill="#b03a2e"');
+    const image = await drawn(whiteTee, 'white');
+    assert.ok((garmentMatte(image)?.coverage ?? 0) < 0.05, 'the first look finds only the print');
+    const cut = await cutOutGarment(image, { category: 'auto', analyzer });
+    assert.equal(cut.category, 'top');
+    assert.equal(cut.photo, 'flat');
+    // The crop starts 8 px before the garment's box (110, 150); the body, a sleeve and the print are opaque.
+    const alpha = (x: number, y: number) => cut.image.data[((y - 142) * cut.image.width + (x - 102)) * 4 + 3]!;
+    assert.ok(alpha(300, 500) > 242, 'inside the body');
+    assert.ok(alpha(300, 330) > 242, 'the print');
+    assert.ok(alpha(140, 290) > 242, 'inside a sleeve');
+    assert.ok(alpha(160, 500) < 13, 'beside the body, under the sleeve');
+    assert.ok(Math.abs(cut.image.width - (490 - 110 + 16)) < 12, `crop width ${cut.image.width}`);
+  });
+
   test('nothing to cut out, or only scattered fragments: garment_not_detected', async () => {
     const refused = (e: unknown) => e instanceof EngineError && e.code === 'garment_not_detected';
     const blank = await readRawImage(

@@ -299,3 +299,219 @@ function fillBites(outside: Uint8Array, width: number, height: number): void {
     }
   }
 }
+
+/** Background that a faint garment's outline must stop: the steepest luminance step (per pixel) a backdrop shows. */
+const FAINT_EDGE = 1.5;
+/** The faint matte's threshold over the border's own variation (garmentMatte's is 10). */
+const FAINT_DIFFERENCE = 3.5;
+/** How many pixels the faint matte's background grows back over the outline's own ramp. */
+const FAINT_GROW = 2;
+
+/**
+ * A second look for a garment that hardly differs from its backdrop (a white
+ * shirt on white, light grey on a lighter grey gradient), for when
+ * `garmentMatte` finds only fragments (its print). The backdrop is modelled
+ * per pixel by blending its four borders inwards (a Coons patch, so an uneven
+ * studio light is no difference), the threshold is tight, and the
+ * background's flood may only cross pixels where the luminance changes
+ * gently, so a garment's outline (a sharp step) stops it. A soft shadow
+ * beside the garment may come out as garment here. A
+ * print on a plain wall has no outline around it, so the flood still reaches
+ * around the print and the result stays fragments. Null when nothing closes.
+ */
+export function faintGarmentMatte(image: RawImage): GarmentMatte | null {
+  const { data, width, height, channels } = image;
+  const n = width * height;
+  const luma = new Float32Array(n);
+  const cbs = new Float32Array(n);
+  const crs = new Float32Array(n);
+  for (let i = 0, j = 0; i < n; i++, j += channels) {
+    const [l, cb, cr] = toYcc(data[j]!, data[j + 1]!, data[j + 2]!);
+    luma[i] = l;
+    cbs[i] = cb;
+    crs[i] = cr;
+  }
+  const planeY = borderPatch(luma, width, height);
+  const planeCb = borderPatch(cbs, width, height);
+  const planeCr = borderPatch(crs, width, height);
+  const diff = new Float32Array(n);
+  for (let i = 0; i < n; i++) diff[i] = Math.hypot((luma[i]! - planeY[i]!) * LUMA_WEIGHT, cbs[i]! - planeCb[i]!, crs[i]! - planeCr[i]!);
+  const gradient = luminanceSteps(luma, width, height);
+
+  const band = Math.max(2, Math.round(Math.min(width, height) * BORDER));
+  const borderDiffs: number[] = [];
+  const borderSteps: number[] = [];
+  for (let y = 0; y < height; y += 2) {
+    for (let x = 0; x < width; x += 2) {
+      if (x >= band && x < width - band && y >= band && y < height - band) continue;
+      borderDiffs.push(diff[y * width + x]!);
+      borderSteps.push(gradient[y * width + x]!);
+    }
+  }
+  const p90 = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)] ?? 0;
+  // Tighter than garmentMatte's threshold: what differs from the modelled backdrop by a few units is garment.
+  const lo = p90(borderDiffs) * 1.6 + FAINT_DIFFERENCE;
+  const edge = Math.max(FAINT_EDGE, p90(borderSteps) * 3);
+
+  const outside = new Uint8Array(n);
+  const queue = new Int32Array(n);
+  let head = 0;
+  let tail = 0;
+  const passable = (i: number): boolean => diff[i]! < lo && gradient[i]! < edge;
+  for (let i = 0; i < n; i++) {
+    const x = i % width;
+    const y = (i - x) / width;
+    if ((x === 0 || y === 0 || x === width - 1 || y === height - 1) && passable(i)) ((outside[i] = 1), (queue[tail++] = i));
+  }
+  while (head < tail) {
+    const i = queue[head++]!;
+    const x = i % width;
+    if (x > 0 && !outside[i - 1] && passable(i - 1)) ((outside[i - 1] = 1), (queue[tail++] = i - 1));
+    if (x < width - 1 && !outside[i + 1] && passable(i + 1)) ((outside[i + 1] = 1), (queue[tail++] = i + 1));
+    if (i >= width && !outside[i - width] && passable(i - width)) ((outside[i - width] = 1), (queue[tail++] = i - width));
+    if (i < n - width && !outside[i + width] && passable(i + width)) ((outside[i + width] = 1), (queue[tail++] = i + width));
+  }
+  // The outline's ramp stopped the flood a pixel or two early: background-coloured rim pixels go back to the background.
+  for (let step = 0; step < FAINT_GROW; step++) {
+    const grown = outside.slice();
+    for (let i = 0; i < n; i++) {
+      if (outside[i] || diff[i]! >= lo * 0.5) continue;
+      const x = i % width;
+      if (
+        (x > 0 && outside[i - 1]) ||
+        (x < width - 1 && outside[i + 1]) ||
+        (i >= width && outside[i - width]) ||
+        (i < n - width && outside[i + width])
+      )
+        grown[i] = 1;
+    }
+    outside.set(grown);
+  }
+
+  const garment = largestComponent(outside, width, height);
+  if (!garment) return null;
+  const alpha = new Uint8Array(n);
+  let covered = 0;
+  let x0 = width;
+  let y0 = height;
+  let x1 = 0;
+  let y1 = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      // A 3×3 mean of the hard mask: a one-pixel soft edge (the outline's colour is the garment's, not a blend).
+      let sum = 0;
+      for (let dy = -1; dy <= 1; dy++) {
+        const yy = Math.min(height - 1, Math.max(0, y + dy));
+        for (let dx = -1; dx <= 1; dx++) sum += garment[yy * width + Math.min(width - 1, Math.max(0, x + dx))]!;
+      }
+      const a = Math.round((sum / 9) * 255);
+      alpha[y * width + x] = a;
+      if (a > 127) {
+        covered++;
+        if (x < x0) x0 = x;
+        if (y < y0) y0 = y;
+        if (x >= x1) x1 = x + 1;
+        if (y >= y1) y1 = y + 1;
+      }
+    }
+  }
+  if (covered === 0) return null;
+  return { alpha: { data: alpha, width, height }, coverage: covered / n, box: [x0, y0, x1, y1] };
+}
+
+/** Per-pixel luminance step: half the central difference of a 3×3-smoothed luminance. */
+function luminanceSteps(luma: Float32Array, width: number, height: number): Float32Array {
+  const smooth = new Float32Array(luma.length);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      let sum = 0;
+      for (let dy = -1; dy <= 1; dy++) {
+        const yy = Math.min(height - 1, Math.max(0, y + dy));
+        for (let dx = -1; dx <= 1; dx++) sum += luma[yy * width + Math.min(width - 1, Math.max(0, x + dx))]!;
+      }
+      smooth[y * width + x] = sum / 9;
+    }
+  }
+  const out = new Float32Array(luma.length);
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x;
+      out[i] = Math.hypot(smooth[i + 1]! - smooth[i - 1]!, smooth[i + width]! - smooth[i - width]!) * 0.5;
+    }
+  }
+  return out;
+}
+
+/** A backdrop plane from the photo's four borders: each border line cleaned of garment and smoothed, then blended inwards. */
+function borderPatch(plane: Float32Array, width: number, height: number): Float32Array {
+  const top = cleanLine(plane.slice(0, width));
+  const bottom = cleanLine(plane.slice((height - 1) * width, height * width));
+  const left = cleanLine(Float32Array.from({ length: height }, (_, y) => plane[y * width]!));
+  const right = cleanLine(Float32Array.from({ length: height }, (_, y) => plane[y * width + width - 1]!));
+  const c00 = (top[0]! + left[0]!) / 2;
+  const c10 = (top[width - 1]! + right[0]!) / 2;
+  const c01 = (bottom[0]! + left[height - 1]!) / 2;
+  const c11 = (bottom[width - 1]! + right[height - 1]!) / 2;
+  const out = new Float32Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const v = height > 1 ? y / (height - 1) : 0;
+    for (let x = 0; x < width; x++) {
+      const u = width > 1 ? x / (width - 1) : 0;
+      const corners = (1 - u) * (1 - v) * c00 + u * (1 - v) * c10 + (1 - u) * v * c01 + u * v * c11;
+      out[y * width + x] = (1 - v) * top[x]! + v * bottom[x]! + (1 - u) * left[y]! + u * right[y]! - corners;
+    }
+  }
+  return out;
+}
+
+/** Values far from the line's median (a garment touching the border) are replaced by it; the rest is box-smoothed. */
+function cleanLine(line: Float32Array): Float32Array {
+  const sorted = [...line].sort((a, b) => a - b);
+  const mid = sorted[sorted.length >> 1]!;
+  const deviations = [...line].map((v) => Math.abs(v - mid)).sort((a, b) => a - b);
+  const spread = deviations[deviations.length >> 1]! * 3 + 2;
+  const clean = line.map((v) => (Math.abs(v - mid) > spread ? mid : v));
+  const r = Math.max(2, Math.round(line.length * 0.05));
+  const out = new Float32Array(line.length);
+  for (let i = 0; i < line.length; i++) {
+    let sum = 0;
+    let count = 0;
+    for (let k = Math.max(0, i - r); k <= Math.min(line.length - 1, i + r); k++) ((sum += clean[k]!), count++);
+    out[i] = sum / count;
+  }
+  return out;
+}
+
+/** The largest 4-connected component of the pixels not `outside` (1 = garment), or null if there are none. */
+function largestComponent(outside: Uint8Array, width: number, height: number): Uint8Array | null {
+  const label = new Int32Array(outside.length).fill(-1);
+  const queue = new Int32Array(outside.length);
+  let best = -1;
+  let bestSize = 0;
+  let next = 0;
+  for (let start = 0; start < outside.length; start++) {
+    if (outside[start] || label[start]! >= 0) continue;
+    const id = next++;
+    let head = 0;
+    let tail = 0;
+    label[start] = id;
+    queue[tail++] = start;
+    while (head < tail) {
+      const i = queue[head++]!;
+      const x = i % width;
+      const neighbours = [
+        x > 0 ? i - 1 : -1,
+        x < width - 1 ? i + 1 : -1,
+        i >= width ? i - width : -1,
+        i < outside.length - width ? i + width : -1,
+      ];
+      for (const j of neighbours) if (j >= 0 && !outside[j] && label[j]! < 0) ((label[j] = id), (queue[tail++] = j));
+    }
+    if (tail > bestSize) ((bestSize = tail), (best = id));
+  }
+  if (best < 0) return null;
+  const out = new Uint8Array(outside.length);
+  for (let i = 0; i < out.length; i++) out[i] = label[i] === best ? 1 : 0;
+  void height;
+  return out;
+}

@@ -12,7 +12,7 @@ import { POSE, REGION, VisionError, type Mask, type PersonAnalysis, type RawImag
 import { EngineError, type GarmentCategory } from '../../types.ts';
 import { clothingColour, isSkin, skinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
-import { garmentMatte } from './alpha.ts';
+import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
 import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
 
 export interface CutOutOptions {
@@ -27,7 +27,8 @@ const MIN_COVERAGE = 0.02;
 /**
  * A garment filling less than this share of its own bounding box is fragments: a print without its shirt,
  * when a white shirt on a white background does not stand out. On the fixture photos real garments fill
- * 0.58–0.88 of their box; the two white shirts' prints 0.18 and 0.44.
+ * 0.58–0.88 of their box; the two white shirts' prints 0.18 and 0.44 at the first look, so those get a
+ * second, outline-bounded look (`faintGarmentMatte`) before they are refused.
  */
 const FRAGMENTED = 0.5;
 
@@ -68,12 +69,16 @@ function isModel(image: RawImage, model: PersonAnalysis): boolean {
 }
 
 function flatGarment(image: RawImage, requested: GarmentCategory): GarmentCutout {
-  const matte = garmentMatte(image);
+  let matte = garmentMatte(image);
+  if (matte && (matte.coverage < MIN_COVERAGE || fragmented(matte, image))) {
+    // Only a print stood out: look again for a faint garment around it, bounded by its outline.
+    const faint = faintGarmentMatte(image);
+    if (faint && faint.coverage >= MIN_COVERAGE && !fragmented(faint, image)) matte = faint;
+  }
   if (!matte || matte.coverage < MIN_COVERAGE) {
     throw new EngineError('garment_not_detected', 'no garment stands out from the background of the garment photo');
   }
-  const [bx0, by0, bx1, by1] = matte.box;
-  if (matte.coverage * image.width * image.height < FRAGMENTED * (bx1 - bx0) * (by1 - by0)) {
+  if (fragmented(matte, image)) {
     throw new EngineError(
       'garment_not_detected',
       'the garment does not stand out from its background (white on white?); photograph it on a contrasting background',
@@ -83,6 +88,11 @@ function flatGarment(image: RawImage, requested: GarmentCategory): GarmentCutout
   const category: WarpCategory = requested === 'auto' ? categoryOf(silhouette) : requested;
   const landmarks = category === 'bottom' ? lowerLandmarks(silhouette) : upperLandmarks(silhouette, category);
   return crop(image, matte.alpha, matte.box, landmarks, category, requested === 'auto' ? 'silhouette' : 'request', 'flat');
+}
+
+function fragmented(matte: GarmentMatte, image: RawImage): boolean {
+  const [bx0, by0, bx1, by1] = matte.box;
+  return matte.coverage * image.width * image.height < FRAGMENTED * (bx1 - bx0) * (by1 - by0);
 }
 
 /** The garment a model wears: their clothing in the category's body regions, and landmarks from their pose. */
