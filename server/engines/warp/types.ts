@@ -1,6 +1,6 @@
 /**
  * The `warp` engine's internal contract between its garment side (cut-out,
- * category, landmarks: garment/) and its body side (fitting and
+ * category, landmarks: cutout/) and its body side (fitting and
  * compositing: fit/, composite/). Coordinates are pixels of the cut-out.
  * "Left" and "right" are the wearer's own: on a garment photographed from
  * the front, the wearer's left is on the image's right.
