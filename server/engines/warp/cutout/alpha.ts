@@ -199,6 +199,20 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
 
   // Full resolution: solid inside, mixed along the edge (on both sides of it), nothing elsewhere or in specks.
   const alpha = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      const edge = touchesOther(i, x, y);
+      if (outside[i] && !edge) continue;
+      if (!keptNear(x, y)) continue;
+      alpha[i] = edge ? edgeAlpha(x, y) : 255;
+    }
+  }
+  return summarise(alpha, width, height);
+}
+
+/** An alpha map with its coverage and the box of its pixels above half; null when none are. */
+function summarise(alpha: Uint8Array, width: number, height: number): GarmentMatte | null {
   let covered = 0;
   let x0 = width;
   let y0 = height;
@@ -206,19 +220,12 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
   let y1 = 0;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      const edge = touchesOther(i, x, y);
-      if (outside[i] && !edge) continue;
-      if (!keptNear(x, y)) continue;
-      const a = edge ? edgeAlpha(x, y) : 255;
-      alpha[i] = a;
-      if (a > 127) {
-        covered++;
-        if (x < x0) x0 = x;
-        if (y < y0) y0 = y;
-        if (x >= x1) x1 = x + 1;
-        if (y >= y1) y1 = y + 1;
-      }
+      if (alpha[y * width + x]! <= 127) continue;
+      covered++;
+      if (x < x0) x0 = x;
+      if (y < y0) y0 = y;
+      if (x >= x1) x1 = x + 1;
+      if (y >= y1) y1 = y + 1;
     }
   }
   if (covered === 0) return null;
@@ -388,14 +395,9 @@ export function faintGarmentMatte(image: RawImage): GarmentMatte | null {
     outside.set(grown);
   }
 
-  const garment = largestComponent(outside, width, height);
+  const garment = largestComponent(outside, width);
   if (!garment) return null;
   const alpha = new Uint8Array(n);
-  let covered = 0;
-  let x0 = width;
-  let y0 = height;
-  let x1 = 0;
-  let y1 = 0;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       // A 3×3 mean of the hard mask: a one-pixel soft edge (the outline's colour is the garment's, not a blend).
@@ -404,19 +406,10 @@ export function faintGarmentMatte(image: RawImage): GarmentMatte | null {
         const yy = Math.min(height - 1, Math.max(0, y + dy));
         for (let dx = -1; dx <= 1; dx++) sum += garment[yy * width + Math.min(width - 1, Math.max(0, x + dx))]!;
       }
-      const a = Math.round((sum / 9) * 255);
-      alpha[y * width + x] = a;
-      if (a > 127) {
-        covered++;
-        if (x < x0) x0 = x;
-        if (y < y0) y0 = y;
-        if (x >= x1) x1 = x + 1;
-        if (y >= y1) y1 = y + 1;
-      }
+      alpha[y * width + x] = Math.round((sum / 9) * 255);
     }
   }
-  if (covered === 0) return null;
-  return { alpha: { data: alpha, width, height }, coverage: covered / n, box: [x0, y0, x1, y1] };
+  return summarise(alpha, width, height);
 }
 
 /** Per-pixel luminance step: half the central difference of a 3×3-smoothed luminance. */
@@ -483,7 +476,7 @@ function cleanLine(line: Float32Array): Float32Array {
 }
 
 /** The largest 4-connected component of the pixels not `outside` (1 = garment), or null if there are none. */
-function largestComponent(outside: Uint8Array, width: number, height: number): Uint8Array | null {
+function largestComponent(outside: Uint8Array, width: number): Uint8Array | null {
   const label = new Int32Array(outside.length).fill(-1);
   const queue = new Int32Array(outside.length);
   let best = -1;
@@ -512,6 +505,5 @@ function largestComponent(outside: Uint8Array, width: number, height: number): U
   if (best < 0) return null;
   const out = new Uint8Array(outside.length);
   for (let i = 0; i < out.length; i++) out[i] = label[i] === best ? 1 : 0;
-  void height;
   return out;
 }
