@@ -15,7 +15,7 @@ interface Point {
 }
 
 /** A bone: a segment from a to b, `radius` wide, labelled `region`. */
-interface Bone {
+export interface Bone {
   region: number;
   a: Point;
   b: Point;
@@ -74,7 +74,7 @@ export function skeleton(landmarks: readonly Landmark[], scale = 1): { bones: Bo
 }
 
 /** Distance from (x, y) to segment ab, squared. */
-function segmentDistance2(x: number, y: number, bone: Bone): number {
+export function segmentDistance2(x: number, y: number, bone: Bone): number {
   const dx = bone.b.x - bone.a.x;
   const dy = bone.b.y - bone.a.y;
   const len2 = dx * dx + dy * dy;
@@ -86,7 +86,7 @@ function segmentDistance2(x: number, y: number, bone: Bone): number {
 }
 
 /** Whether (x, y) is inside a convex polygon given in either winding. */
-function insideConvex(x: number, y: number, poly: readonly Point[]): boolean {
+export function insideConvex(x: number, y: number, poly: readonly Point[]): boolean {
   let sign = 0;
   for (let i = 0; i < poly.length; i++) {
     const a = poly[i]!;

@@ -15,7 +15,7 @@
  * Pixels that no step touches keep the photo's exact bytes: the face, hands
  * and background are untouched.
  */
-import { skeleton } from '../../../vision/body-layout.ts';
+import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { boxMean } from '../../../vision/matte.ts';
 import type { Layer } from '../fit/render.ts';
@@ -145,29 +145,7 @@ function coreTest(
   bones: ReturnType<typeof skeleton>['bones'],
   torso: ReturnType<typeof skeleton>['torso'],
 ): (x: number, y: number) => boolean {
-  return (x, y) => {
-    let sign = 0;
-    let inside = true;
-    for (let i = 0; i < torso.length; i++) {
-      const a = torso[i]!;
-      const b = torso[(i + 1) % torso.length]!;
-      const cross = (b.x - a.x) * (y - a.y) - (b.y - a.y) * (x - a.x);
-      const s = cross > 0 ? 1 : cross < 0 ? -1 : 0;
-      if (s !== 0 && sign !== 0 && s !== sign) inside = false;
-      if (s !== 0) sign = s;
-    }
-    if (inside) return true;
-    for (const bone of bones) {
-      const dx = bone.b.x - bone.a.x;
-      const dy = bone.b.y - bone.a.y;
-      const l2 = dx * dx + dy * dy;
-      const t = l2 > 0 ? Math.min(1, Math.max(0, ((x - bone.a.x) * dx + (y - bone.a.y) * dy) / l2)) : 0;
-      const ex = bone.a.x + t * dx - x;
-      const ey = bone.a.y + t * dy - y;
-      if (ex * ex + ey * ey <= bone.radius * bone.radius * 0.8) return true;
-    }
-    return false;
-  };
+  return (x, y) => insideConvex(x, y, torso) || bones.some((bone) => segmentDistance2(x, y, bone) <= bone.radius * bone.radius * 0.8);
 }
 
 function blurredLuma(image: RawImage, radius: number): Float32Array {
