@@ -71,10 +71,10 @@ export function compose(input: ComposeInput): Uint8Array {
       }
     }
   }
-  removeOldClothing(out, image, person, coverage, replaced(layers.map((l) => l.category)));
   const lum = new Float32Array(width * height);
   for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
   const skin = skinModel(image, person);
+  removeOldClothing(out, image, person, skin, lum, coverage, replaced(layers.map((l) => l.category)));
   for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
   return out;
 }
@@ -88,17 +88,18 @@ function removeOldClothing(
   out: Uint8Array,
   image: RawImage,
   person: PersonAnalysis,
+  skin: SkinModel | null,
+  lum: Float32Array,
   coverage: Float32Array,
   kinds: { upper: boolean; lower: boolean },
 ): void {
-  const skin = skinModel(image, person);
   if (!skin || (!kinds.upper && !kinds.lower)) return;
   const { width, height, channels, data } = image;
   const labels = person.layout.labels;
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
-  const lumBlur = blurredLuma(image, 24);
-  const lumFine = blurredLuma(image, 6);
+  const lumBlur = boxMean(lum, width, height, 24);
+  const lumFine = boxMean(lum, width, height, 6);
   const background = backgroundFill(image, person);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -146,13 +147,6 @@ function coreTest(
   torso: ReturnType<typeof skeleton>['torso'],
 ): (x: number, y: number) => boolean {
   return (x, y) => insideConvex(x, y, torso) || bones.some((bone) => segmentDistance2(x, y, bone) <= bone.radius * bone.radius * 0.8);
-}
-
-function blurredLuma(image: RawImage, radius: number): Float32Array {
-  const { width, height, data, channels } = image;
-  const lum = new Float32Array(width * height);
-  for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(data[j]!, data[j + 1]!, data[j + 2]!);
-  return boxMean(lum, width, height, radius);
 }
 
 /**
