@@ -1,4 +1,4 @@
-/** ADD and MUL (with broadcasting) and the unary activations. */
+/** ADD and MUL (with broadcasting), PRELU and the unary activations. */
 import { permute } from '../constants.ts';
 import { TO_NCHW, type GraphBuilder } from '../graph-builder.ts';
 import type { TfliteOperator } from '../tflite-model.ts';
@@ -31,6 +31,18 @@ function binary(op: TfliteOperator, g: GraphBuilder, opType: 'Add' | 'Mul'): voi
 function unary(opType: string): OpConverter {
   return (op, g) => g.node(opType, [g.input(op.inputs[0]!)], [g.name(op.outputs[0]!)]);
 }
+
+/**
+ * PRELU: x where x ≥ 0, alpha·x elsewhere. TFLite's alpha broadcasts against
+ * the NHWC input from the right (MediaPipe's face models store [1,1,C]); ONNX
+ * PRelu broadcasts the slope the same way, so a rank-4 input's alpha is laid
+ * out NCHW ([1,C,1,1]) exactly like a per-channel ADD operand.
+ */
+export const prelu: OpConverter = (op, g) => {
+  const [x, alpha] = op.inputs as [number, number];
+  const slope = g.rank(op.outputs[0]!) === 4 ? broadcastOperand(g, alpha) : g.input(alpha);
+  g.node('PRelu', [g.input(x), slope], [g.name(op.outputs[0]!)]);
+};
 
 export const add: OpConverter = (op, g) => binary(op, g, 'Add');
 export const mul: OpConverter = (op, g) => binary(op, g, 'Mul');

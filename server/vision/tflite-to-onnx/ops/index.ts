@@ -1,7 +1,7 @@
 /** The ops the converter knows, by TFLite name. Anything else fails the conversion by name. */
 import { densifyOp, dequantize } from './constants.ts';
 import { conv2d, convolution2dTransposeBias, depthwiseConv2d } from './conv.ts';
-import { add, hardSwish, logistic, mul, relu } from './elementwise.ts';
+import { add, hardSwish, logistic, mul, prelu, relu } from './elementwise.ts';
 import { averagePool2d, maxPool2d } from './pool.ts';
 import { resizeBilinear } from './resize.ts';
 import { concatenation, depthToSpace, pad, reshape } from './shape.ts';
@@ -21,6 +21,7 @@ export const OP_CONVERTERS: Readonly<Record<string, OpConverter>> = Object.freez
   MAX_POOL_2D: maxPool2d,
   MUL: mul,
   PAD: pad,
+  PRELU: prelu,
   RELU: relu,
   RESHAPE: reshape,
   RESIZE_BILINEAR: resizeBilinear,
