@@ -1,12 +1,14 @@
 /**
- * The vision models: where their TFLite sources are (inside pinned npm
- * packages, per models/manifest.json), and ONNX conversions of them under
- * models/. A conversion is made once and reused while its sidecar
- * (`<file>.json`) records the same source sha256, converter version and
- * weight precision and the ONNX file still hashes as recorded; otherwise it
- * is converted again. Files are written atomically. Nothing is downloaded.
+ * The vision models: where their sources are (inside pinned npm packages,
+ * per models/manifest.json), and ONNX files made from them under models/:
+ * a TFLite source is converted, an ONNX source is copied as it is. A file
+ * is made once and reused while its sidecar (`<file>.json`) records the same
+ * source sha256, converter version and weight precision and the file still
+ * hashes as recorded; otherwise it is made again. Files are written
+ * atomically. Nothing is downloaded.
  */
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -34,7 +36,8 @@ export interface ModelEntry {
     /** [start, end) inside the file, when the model is part of a bigger file. */
     byteRange?: [number, number];
     sha256: string;
-    format: 'tflite';
+    /** tflite: converted to ONNX by tflite-to-onnx/; onnx: used as it is. */
+    format: 'tflite' | 'onnx';
   };
   onnx: { file: string; inputs: TensorSpec[]; outputs: TensorSpec[] };
 }
@@ -87,12 +90,8 @@ export async function readManifest(dir = MODELS_DIR): Promise<Manifest> {
 /** The source bytes of a model from its installed package, checked against the manifest (version and sha256). */
 export async function readSource(entry: ModelEntry): Promise<Uint8Array> {
   const { package: pkg, version, path, byteRange, sha256: expected } = entry.source;
-  let packageJson: string;
-  try {
-    packageJson = require.resolve(`${pkg}/package.json`);
-  } catch {
-    throw new Error(`model ${entry.id}: package ${pkg} is not installed (run npm ci)`);
-  }
+  const packageJson = packageJsonPath(pkg);
+  if (!packageJson) throw new Error(`model ${entry.id}: package ${pkg} is not installed (run npm ci)`);
   const installed = (JSON.parse(await readFile(packageJson, 'utf8')) as { version: string }).version;
   if (installed !== version) throw new Error(`model ${entry.id}: ${pkg} is ${installed}, the manifest pins ${version}`);
   const file = join(dirname(packageJson), path);
@@ -115,11 +114,25 @@ export async function readSource(entry: ModelEntry): Promise<Uint8Array> {
   return bytes;
 }
 
+/** Where an installed package's package.json is, also for packages whose `exports` do not list it; null if none. */
+function packageJsonPath(pkg: string): string | null {
+  try {
+    return require.resolve(`${pkg}/package.json`);
+  } catch {
+    for (const dir of require.resolve.paths(pkg) ?? []) {
+      const candidate = join(dir, pkg, 'package.json');
+      if (existsSync(candidate)) return candidate;
+    }
+    return null;
+  }
+}
+
 async function cached(path: string, entry: ModelEntry, weights: WeightPrecision): Promise<Sidecar | null> {
   try {
     const sidecar = JSON.parse(await readFile(`${path}.json`, 'utf8')) as Sidecar;
-    if (sidecar.sourceSha256 !== entry.source.sha256 || sidecar.converterVersion !== CONVERTER_VERSION || sidecar.weights !== weights)
-      return null;
+    if (sidecar.sourceSha256 !== entry.source.sha256) return null;
+    // A copied ONNX file does not depend on the converter or on the precision asked for.
+    if (entry.source.format === 'tflite' && (sidecar.converterVersion !== CONVERTER_VERSION || sidecar.weights !== weights)) return null;
     return sha256(await readFile(path)) === sidecar.onnxSha256 ? sidecar : null;
   } catch {
     return null;
@@ -134,27 +147,35 @@ async function ensureOne(entry: ModelEntry, outDir: string, weights: WeightPreci
   if (hit) return { entry, path, converted: false, conversionMs: hit.conversionMs, bytes: hit.bytes };
   const source = await readSource(entry);
   const started = performance.now();
-  const { onnx, inputs, outputs } = convertTflite(source, { name: entry.id, weights });
+  const onnx = entry.source.format === 'onnx' ? source : convert(entry, source, weights);
   const conversionMs = Math.round(performance.now() - started);
-  const contract = (specs: TensorSpec[]): string => JSON.stringify(specs.map((s) => [s.name, s.shape]));
-  if (contract(inputs.map((v) => ({ name: v.name, shape: v.dims }))) !== contract(entry.onnx.inputs))
-    throw new Error(`model ${entry.id}: converted inputs differ from the manifest`);
-  if (contract(outputs.map((v) => ({ name: v.name, shape: v.dims }))) !== contract(entry.onnx.outputs))
-    throw new Error(`model ${entry.id}: converted outputs differ from the manifest`);
   await mkdir(outDir, { recursive: true });
   await writeFileDurably(path, onnx);
   const sidecar: Sidecar = {
     sourceSha256: entry.source.sha256,
     converterVersion: CONVERTER_VERSION,
-    weights,
+    // A copied ONNX file keeps its own precision (U²-Netp's is float32).
+    weights: entry.source.format === 'onnx' ? 'float32' : weights,
     onnxSha256: sha256(onnx),
     bytes: onnx.byteLength,
     convertedAt: new Date().toISOString(),
     conversionMs,
   };
   await writeFileDurably(`${path}.json`, `${JSON.stringify(sidecar, null, 2)}\n`);
-  log(`converted ${entry.id} (${entry.source.package}@${entry.source.version}) to ${path}: ${onnx.byteLength} bytes in ${conversionMs} ms`);
+  const verb = entry.source.format === 'onnx' ? 'copied' : 'converted';
+  log(`${verb} ${entry.id} (${entry.source.package}@${entry.source.version}) to ${path}: ${onnx.byteLength} bytes in ${conversionMs} ms`);
   return { entry, path, converted: true, conversionMs, bytes: onnx.byteLength };
+}
+
+/** A TFLite source converted to ONNX, checked against the manifest's inputs and outputs. */
+function convert(entry: ModelEntry, source: Uint8Array, weights: WeightPrecision): Uint8Array {
+  const { onnx, inputs, outputs } = convertTflite(source, { name: entry.id, weights });
+  const contract = (specs: TensorSpec[]): string => JSON.stringify(specs.map((s) => [s.name, s.shape]));
+  if (contract(inputs.map((v) => ({ name: v.name, shape: v.dims }))) !== contract(entry.onnx.inputs))
+    throw new Error(`model ${entry.id}: converted inputs differ from the manifest`);
+  if (contract(outputs.map((v) => ({ name: v.name, shape: v.dims }))) !== contract(entry.onnx.outputs))
+    throw new Error(`model ${entry.id}: converted outputs differ from the manifest`);
+  return onnx;
 }
 
 /** Makes sure the converted models exist and are current; converts those that are not. */

@@ -5,6 +5,8 @@
  * to the body, sized by size, personSize and fit, styled) → composite
  * (old clothing removed, the person's shading, layers in order) → PNG.
  */
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
 import { VisionError, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
@@ -16,6 +18,7 @@ import {
   type EngineRequest,
   type EngineResult,
   type EngineRunOptions,
+  type GarmentCategory,
 } from '../types.ts';
 import { compose, type PlacedLayer } from './composite/compose.ts';
 import { bodyFrame } from './fit/body.ts';
@@ -23,12 +26,16 @@ import { placeGarment } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { garmentScale } from './fit/sizing.ts';
 import { cutOutGarment } from './cutout/index.ts';
+import { GarmentSegmenter } from './cutout/learned.ts';
 import type { GarmentCutout, WarpCategory } from './types.ts';
 
 export interface WarpOptions {
   /** ONNX Runtime threads for the person analysis (default 1). */
   threads?: number;
 }
+
+/** Cut-outs kept per engine process, by garment photo and requested category (catalogue garments come back). */
+const CUTOUT_CACHE = 32;
 
 /** Drawing order: what is worn underneath goes first. */
 const LAYER_ORDER: Record<WarpCategory, number> = { bottom: 0, dress: 1, top: 2, outerwear: 3 };
@@ -40,6 +47,8 @@ function throwIfAborted(signal: AbortSignal): void {
 export class WarpEngine implements Engine {
   readonly id = 'warp';
   private analyzer: PersonAnalyzer | null = null;
+  private segmenter: GarmentSegmenter | null = null;
+  private readonly cutouts = new Map<string, GarmentCutout>();
   private loadError: string | null = null;
 
   constructor(private readonly options: WarpOptions = {}) {}
@@ -61,16 +70,18 @@ export class WarpEngine implements Engine {
   async load(): Promise<void> {
     try {
       this.analyzer ??= await PersonAnalyzer.create({ threads: this.options.threads ?? 1 });
+      this.segmenter ??= await GarmentSegmenter.create({ threads: this.options.threads ?? 1 });
       this.loadError = null;
     } catch (error) {
-      this.loadError = `the pose and segmentation models could not be loaded: ${(error as Error).message}`;
+      this.loadError = `the pose, segmentation and cut-out models could not be loaded: ${(error as Error).message}`;
       throw error;
     }
   }
 
   async run(request: EngineRequest, options: EngineRunOptions): Promise<EngineResult> {
     const analyzer = this.analyzer;
-    if (!analyzer) throw new EngineError('engine_unavailable', 'the warp engine is not loaded', true);
+    const segmenter = this.segmenter;
+    if (!analyzer || !segmenter) throw new EngineError('engine_unavailable', 'the warp engine is not loaded', true);
     const { signal, onProgress } = options;
     onProgress({ stage: 'preprocessing', progress: 0.05 });
     const image = await readRawImage(request.selfie.path);
@@ -80,8 +91,7 @@ export class WarpEngine implements Engine {
     const garments: GarmentCutout[] = [];
     for (const [k, item] of request.items.entries()) {
       onProgress({ stage: 'preprocessing', progress: 0.1 + (0.3 * k) / request.items.length });
-      const photo = await readRawImage(item.path);
-      garments.push(await cutOutGarment(photo, { category: request.categories[k] ?? 'auto', analyzer }));
+      garments.push(await this.cutOut(item.path, request.categories[k] ?? 'auto', analyzer, segmenter));
       throwIfAborted(signal);
     }
 
@@ -114,7 +124,32 @@ export class WarpEngine implements Engine {
 
   async dispose(): Promise<void> {
     await this.analyzer?.dispose();
+    await this.segmenter?.dispose();
     this.analyzer = null;
+    this.segmenter = null;
+    this.cutouts.clear();
+  }
+
+  /** A garment photo's cut-out, from the cache when the same photo was cut out for the same category before. */
+  private async cutOut(
+    path: string,
+    category: GarmentCategory,
+    analyzer: PersonAnalyzer,
+    segmenter: GarmentSegmenter,
+  ): Promise<GarmentCutout> {
+    const bytes = await readFile(path);
+    const key = `${createHash('sha256').update(bytes).digest('hex')}:${category}`;
+    const hit = this.cutouts.get(key);
+    if (hit) {
+      // Most recently used last: the first key is the one to drop.
+      this.cutouts.delete(key);
+      this.cutouts.set(key, hit);
+      return hit;
+    }
+    const cutout = await cutOutGarment(await readRawImage(bytes), { category, analyzer, segmenter });
+    this.cutouts.set(key, cutout);
+    if (this.cutouts.size > CUTOUT_CACHE) this.cutouts.delete(this.cutouts.keys().next().value!);
+    return cutout;
   }
 }
 

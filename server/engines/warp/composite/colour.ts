@@ -83,6 +83,35 @@ export function skinModel(image: RawImage, person: PersonAnalysis): SkinModel | 
   );
 }
 
+/** Chroma of human skin of any tone (YCbCr offsets): red over blue, in a narrow band. */
+const SKIN_CB: [number, number] = [-45, 8];
+const SKIN_CR: [number, number] = [4, 55];
+/** A pixel as far as this from the clothing's mean colour is not that clothing. */
+const NOT_CLOTHING = 40;
+
+/**
+ * The share of some regions' pixels that look like bare skin of any tone and unlike the clothing worn on the
+ * torso (so a beige garment's own sleeves do not count as arms); null when the regions show too few pixels.
+ */
+export function bareSkinShare(image: RawImage, person: PersonAnalysis, regions: ReadonlySet<number>): number | null {
+  const { data, channels } = image;
+  const pixels = sample(image, person, regions, null, 0, 2);
+  if (pixels.length < 12) return null;
+  const clothing = clothingColour(image, person, new Set<number>([REGION.torso]), null);
+  let bare = 0;
+  for (const i of pixels) {
+    const r = data[i * channels]!;
+    const g = data[i * channels + 1]!;
+    const b = data[i * channels + 2]!;
+    const cb = cbOf(r, g, b);
+    const cr = crOf(r, g, b);
+    if (luma(r, g, b) < 35 || cb < SKIN_CB[0] || cb > SKIN_CB[1] || cr < SKIN_CR[0] || cr > SKIN_CR[1]) continue;
+    if (clothing && Math.hypot(r - clothing[0], g - clothing[1], b - clothing[2]) < NOT_CLOTHING) continue;
+    bare++;
+  }
+  return bare / pixels.length;
+}
+
 /** Whether a colour is this person's skin. */
 export function isSkin(model: SkinModel, r: number, g: number, b: number): boolean {
   const y = luma(r, g, b);

@@ -212,7 +212,7 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
 }
 
 /** An alpha map with its coverage and the box of its pixels above half; null when none are. */
-function summarise(alpha: Uint8Array, width: number, height: number): GarmentMatte | null {
+export function summarise(alpha: Uint8Array, width: number, height: number): GarmentMatte | null {
   let covered = 0;
   let x0 = width;
   let y0 = height;
@@ -233,7 +233,7 @@ function summarise(alpha: Uint8Array, width: number, height: number): GarmentMat
 }
 
 /** Running max (or min) over a window of 2r+1 along rows, then columns: a square dilation (erosion) of a 0/1 mask. */
-function squareFilter(mask: Uint8Array, width: number, height: number, r: number, max: boolean): Uint8Array {
+export function squareFilter(mask: Uint8Array, width: number, height: number, r: number, max: boolean): Uint8Array {
   const tmp = new Uint8Array(mask.length);
   const out = new Uint8Array(mask.length);
   const hit = max ? 1 : 0;

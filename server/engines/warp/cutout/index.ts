@@ -10,14 +10,18 @@
 import { PersonAnalyzer } from '../../../vision/person.ts';
 import { POSE, REGION, VisionError, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { EngineError, type GarmentCategory } from '../../types.ts';
-import { clothingColour, isSkin, skinModel } from '../composite/colour.ts';
+import { bareSkinShare, clothingColour, isSkin, skinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
+import { combineMattes } from './combine.ts';
+import type { GarmentSegmenter } from './learned.ts';
 import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
 
 export interface CutOutOptions {
   category: GarmentCategory;
   analyzer: PersonAnalyzer;
+  /** The learned segmenter; without it a flat garment is cut out by the classical matte alone. */
+  segmenter?: GarmentSegmenter;
 }
 
 /** Pixels kept around the garment when cropping. */
@@ -31,6 +35,9 @@ const MIN_COVERAGE = 0.02;
  * second, outline-bounded look (`faintGarmentMatte`) before they are refused.
  */
 const FRAGMENTED = 0.5;
+/** Where a model whose head is out of the frame shows skin, and at least how much of it. */
+const BARE_REGIONS = new Set<number>([REGION.neck, REGION.leftHand, REGION.rightHand, REGION.leftLowerArm, REGION.rightLowerArm]);
+const MIN_BARE_SKIN = 0.1;
 
 export async function cutOutGarment(image: RawImage, options: CutOutOptions): Promise<GarmentCutout> {
   let model: PersonAnalysis | null = null;
@@ -45,7 +52,7 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
     const category = options.category === 'auto' ? 'top' : options.category;
     return wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request');
   }
-  return flatGarment(image, options.category);
+  return flatGarment(image, options.category, options.segmenter ? await options.segmenter.segment(image) : null);
 }
 
 function isModel(image: RawImage, model: PersonAnalysis): boolean {
@@ -54,6 +61,8 @@ function isModel(image: RawImage, model: PersonAnalysis): boolean {
     return p.visibility > 0.8 && p.x >= 0 && p.y >= 0 && p.x < image.width && p.y < image.height;
   };
   if (![POSE.leftShoulder, POSE.rightShoulder, POSE.leftHip, POSE.rightHip].every(inside)) return false;
+  // A model shows bare skin at the neck, hands or forearms; a pose the detector imagines on a puffer shows only cloth.
+  if ((bareSkinShare(image, model, BARE_REGIONS) ?? 0) < MIN_BARE_SKIN) return false;
   // Product photos often cut the model's head off at the top: then there is no face to check.
   const nose = model.landmarks[POSE.nose]!;
   if (nose.y < 0) return true;
@@ -68,8 +77,13 @@ function isModel(image: RawImage, model: PersonAnalysis): boolean {
   );
 }
 
-function flatGarment(image: RawImage, requested: GarmentCategory): GarmentCutout {
+function flatGarment(image: RawImage, requested: GarmentCategory, learned: Mask | null): GarmentCutout {
   let matte = garmentMatte(image);
+  if (learned) {
+    // The learned map decides what is garment (white on white included); the classical matte keeps the edge.
+    const combined = combineMattes(learned, matte);
+    if (combined && combined.coverage >= MIN_COVERAGE && !fragmented(combined, image)) matte = combined;
+  }
   if (matte && (matte.coverage < MIN_COVERAGE || fragmented(matte, image))) {
     // Only a print stood out: look again for a faint garment around it, bounded by its outline.
     const faint = faintGarmentMatte(image);
