@@ -1,6 +1,6 @@
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { EngineError, type EngineProgress, type EngineRequest, type EngineSpec }
 import type { ComposeEngineOptions } from '../helpers/engines/compose-engine.ts';
 
 const COMPOSE = fileURLToPath(new URL('../helpers/engines/compose-engine.ts', import.meta.url));
+const GATED = fileURLToPath(new URL('../helpers/engines/gated-engine.ts', import.meta.url));
 // Generous: the whole suite shares two cores with the rest of the test run.
 const TEST_TIMEOUT_MS = 180_000;
 const SELFIE = { width: 240, height: 320 };
@@ -60,6 +61,15 @@ async function startRegistry(
   t.after(() => registry.stop());
   await registry.start();
   return { registry, logs };
+}
+
+/** A promise with its resolve function (Promise.withResolvers is Node 22). */
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = (): void => undefined;
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
 }
 
 function marker(name: string): string {
@@ -279,18 +289,30 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   test('runs jobs in parallel up to the engine concurrency', async (t) => {
-    const { registry } = await startRegistry(t, [compose({ delayMs: 1_000 }, 2)]);
-    const generating: number[] = [];
-    const runs = [0, 1].map((index) =>
-      registry.run('test-compose', request, {
-        onProgress: ({ stage }) => {
-          if (stage === 'generating' && !generating.includes(index)) generating.push(index);
-        },
-      }),
+    // The gated engine holds each run at `generating` until the gate file exists, so no run can finish (and free its
+    // host) before the test has seen two of them held at once: no timer races the second child's start.
+    const gate = marker('gate');
+    const { registry } = await startRegistry(t, [{ module: GATED, options: { gate }, concurrency: 2 }]);
+    const events: string[] = [];
+    const held = [0, 1, 2].map(() => deferred());
+    const runs = [0, 1, 2].map((index) =>
+      registry
+        .run('test-gated', request, {
+          onProgress: ({ stage }) => {
+            if (stage !== 'generating' || events.includes(`held ${index}`)) return;
+            events.push(`held ${index}`);
+            held[index]!.resolve();
+          },
+        })
+        .then((result) => {
+          events.push(`done ${index}`);
+          return result;
+        }),
     );
-    const first = await Promise.race(runs);
-    assert.equal(generating.length, 2, 'both jobs were running before the first finished');
-    await assertPng(first.image);
-    await Promise.all(runs);
+    await Promise.race([Promise.all([held[0]!.promise, held[1]!.promise]), held[2]!.promise]);
+    assert.deepEqual([...events].sort(), ['held 0', 'held 1'], 'the first two jobs run at once; the third waits for a host');
+    await writeFile(gate, '');
+    for (const result of await Promise.all(runs)) await assertPng(result.image);
+    assert.ok(events.indexOf('held 2') > events.findIndex((event) => event.startsWith('done')), events.join(', '));
   });
 });
