@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { garmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
 import { cutOutGarment } from '../../server/engines/warp/cutout/index.ts';
-import { categoryOf, readSilhouette } from '../../server/engines/warp/cutout/silhouette.ts';
+import { categoryOf, readSilhouette, shapeFeatures } from '../../server/engines/warp/cutout/silhouette.ts';
 import { EngineError } from '../../server/engines/types.ts';
 import type { Point } from '../../server/engines/warp/types.ts';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
@@ -96,6 +96,22 @@ describe('category from the silhouette', () => {
     ] as const) {
       const matte = garmentMatte(await drawn(shape, 'gradient'))!;
       assert.equal(categoryOf(readSilhouette(matte.alpha)), expected);
+    }
+  });
+
+  test('skirt and shorts → bottom (a waistband, no legs or legs), a strappy cami → top, a short flaring dress → dress', async () => {
+    const SKIRT = `<path d="M220 120 L380 120 L440 620 L160 620 Z" fill="#b5651d"/>`;
+    const SHORTS = `<path d="M180 200 L420 200 L440 520 L320 520 L300 420 L280 520 L160 520 Z" fill="#5b7fa6"/>`;
+    const CAMI = `<path d="M215 120 L225 120 L240 330 L360 330 L375 120 L385 120 L400 340 L410 560 L190 560 L200 340 Z" fill="#e1c340"/>`;
+    const SHORT_DRESS = `<path d="M245 100 Q300 130 355 100 L375 100 L380 230 L360 330 L470 640 L130 640 L240 330 L220 230 L225 100 Z" fill="#3a7d44"/>`;
+    for (const [shape, expected] of [
+      [SKIRT, 'bottom'],
+      [SHORTS, 'bottom'],
+      [CAMI, 'top'],
+      [SHORT_DRESS, 'dress'],
+    ] as const) {
+      const silhouette = readSilhouette(garmentMatte(await drawn(shape, 'white'))!.alpha);
+      assert.equal(categoryOf(silhouette), expected, JSON.stringify(shapeFeatures(silhouette)));
     }
   });
 });
