@@ -14,7 +14,7 @@ import { parseCredits, parseExpiry, readIssuerKey, writeIssuerKey } from './vouc
 import { generateIssuerKey, mintVoucher, type MintOptions } from './vouchers/voucher.ts';
 
 const USAGE = `usage:
-  fittingroom serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR]
+  fittingroom serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--engine-workers N]
   fittingroom keys create --name NAME [--scope standard|admin] [--data-dir DIR]
   fittingroom keys list [--data-dir DIR] [--json]
   fittingroom keys revoke KEY_ID [--data-dir DIR]

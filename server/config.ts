@@ -2,7 +2,7 @@
  * The appliance's settings: defaults, overridden by environment variables
  * (FITTINGROOM_*), overridden by command-line flags.
  */
-import { homedir } from 'node:os';
+import { availableParallelism, homedir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DEFAULT_IMAGE_LIMITS, type ImageLimits } from './images/index.ts';
 
@@ -29,7 +29,12 @@ export interface Config {
   maxQueueDepth: number;
   maxAttempts: number;
   jobTimeoutSeconds: number;
-  /** Jobs that may run at once on each device ('cpu', 'cuda', …); others default to 1. */
+  /**
+   * Try-ons that may run at once on the CPU: the runner's 'cpu' limit, and so the
+   * number of warp engine processes (≈ 500 MiB each) it starts under load.
+   */
+  engineWorkers: number;
+  /** Jobs that may run at once on each device ('cpu', 'cuda', …); others default to 1. 'cpu' follows engineWorkers. */
   deviceConcurrency: Record<string, number>;
   engineMemoryLimitMb: number;
   sweepIntervalSeconds: number;
@@ -56,8 +61,20 @@ export function defaultDataDir(): string {
   return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'fittingroom');
 }
 
+/** Memory the default number of engine workers allows each: a warp engine process holds ≈ 500 MiB. */
+const MEMORY_PER_WORKER = 1024 ** 3;
+
+/**
+ * One engine worker per core (ONNX Runtime runs one thread in each), but no more
+ * than one per GiB of memory: the try-ons of a small machine must not swap.
+ */
+export function defaultEngineWorkers(): number {
+  return Math.max(1, Math.min(availableParallelism(), Math.floor(totalmem() / MEMORY_PER_WORKER)));
+}
+
 /** The defaults, with a data directory of the caller's choosing. */
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  const engineWorkers = overrides.engineWorkers ?? defaultEngineWorkers();
   return {
     host: '127.0.0.1',
     port: 8787,
@@ -77,7 +94,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     maxQueueDepth: 1000,
     maxAttempts: 3,
     jobTimeoutSeconds: 300,
-    deviceConcurrency: {},
+    engineWorkers,
     engineMemoryLimitMb: 8192,
     sweepIntervalSeconds: 600,
     archiveMinEntries: 1000,
@@ -88,6 +105,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     webhookAllow: [],
     webhookDeny: [],
     ...overrides,
+    deviceConcurrency: { cpu: engineWorkers, ...overrides.deviceConcurrency },
   };
 }
 
@@ -106,6 +124,7 @@ const FLAGS = {
   'trusted-issuers': 'trustedIssuerKeys',
   'webhook-allow': 'webhookAllow',
   'webhook-deny': 'webhookDeny',
+  'engine-workers': 'engineWorkers',
 } as const satisfies Record<string, keyof Config>;
 
 type FlagName = keyof typeof FLAGS;
@@ -158,6 +177,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     setValue(config, FLAGS[name], value, `--${name}`);
   }
   if (!Number.isInteger(config.port) || config.port > 65535) throw new Error(`--port must be an integer from 0 to 65535`);
+  if (!Number.isInteger(config.engineWorkers) || config.engineWorkers < 1) {
+    throw new Error(`--engine-workers (FITTINGROOM_ENGINE_WORKERS) must be a whole number of at least 1, got ${config.engineWorkers}`);
+  }
+  config.deviceConcurrency.cpu = config.engineWorkers;
   config.waitMaxSeconds = Math.min(config.waitMaxSeconds, 120);
   config.waitDefaultSeconds = Math.min(config.waitDefaultSeconds, config.waitMaxSeconds);
   return config;

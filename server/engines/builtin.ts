@@ -1,6 +1,7 @@
 /**
  * The engines that ship with the appliance.
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { EngineSpec } from './types.ts';
 
@@ -12,9 +13,15 @@ import type { EngineSpec } from './types.ts';
 export function builtinEngineSpecs(): EngineSpec[] {
   return [
     // The fast CPU engine: ready wherever the vision models are (they come with npm install).
-    { module: join(import.meta.dirname, 'warp', 'engine.ts') },
+    // Its processes share nothing, so try-ons run side by side, one process per core at most, with
+    // ONNX Runtime on one thread in each; how many run at once is the runner's CPU limit (--engine-workers).
+    {
+      module: join(import.meta.dirname, 'warp', 'engine.ts'),
+      options: { threads: 1 },
+      concurrency: availableParallelism(),
+    },
     // FASHN VTON v1.5: ready once the operator has put model.safetensors in models/fashn-vton-1.5/.
-    // Its first load builds the ONNX model from the 2 GB weights, which takes minutes.
-    { module: join(import.meta.dirname, 'fashn', 'engine.ts'), loadTimeoutMs: 15 * 60_000 },
+    // Its first load builds the ONNX model from the 2 GB weights, which takes minutes; one process (it holds gigabytes).
+    { module: join(import.meta.dirname, 'fashn', 'engine.ts'), loadTimeoutMs: 15 * 60_000, concurrency: 1 },
   ];
 }

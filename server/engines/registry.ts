@@ -34,7 +34,7 @@ class HostPool {
     readonly spec: EngineSpec,
     readonly startedReady: boolean,
     first: EngineHost,
-    private readonly size: number,
+    readonly size: number,
     private readonly hostOptions: EngineHostOptions,
   ) {
     this.hosts = [first];
@@ -154,6 +154,11 @@ export class EngineRegistry {
   /** The device an engine runs on; the job runner keys its concurrency on it. */
   deviceOf(id: string): string | undefined {
     return this.get(id)?.device;
+  }
+
+  /** Jobs an engine may run at once (its host pool's size); the runner starts no more than this. */
+  concurrencyOf(id: string): number {
+    return this.pools.get(id)?.size ?? 1;
   }
 
   /**

@@ -1,6 +1,8 @@
 /**
  * The job runner: an in-process queue of pending generations, with a fixed
- * number of jobs per device at once. Engines run in their host processes
+ * number of jobs per device at once (the CPU's is the appliance's engine
+ * workers) and never more per engine than its host pool holds, so a started
+ * job always has an engine host free. Engines run in their host processes
  * (see engines/engine-host.ts); the runner records attempts, results and
  * failures through the store and wakes waiting requests.
  *
@@ -32,6 +34,8 @@ export interface EngineCatalog {
   get(id: string): EngineDescription | undefined;
   defaultEngine(): EngineDescription | undefined;
   deviceOf(id: string): string | undefined;
+  /** Jobs the engine may run at once. */
+  concurrencyOf(id: string): number;
   run(
     id: string,
     request: EngineRequest,
@@ -46,6 +50,7 @@ export interface JobRunnerOptions {
   clock: () => Date;
   maxAttempts: number;
   jobTimeoutMs: number;
+  /** Jobs that may run at once on each device; a device not named runs one. */
   deviceConcurrency: Record<string, number>;
   eraseInputsWhenDone: boolean;
   log: (message: string, error?: unknown) => void;
@@ -59,7 +64,8 @@ export interface LiveProgress {
 
 interface RunningJob {
   controller: AbortController;
-  device: string;
+  /** The busy counters the job holds a slot in: its device's and its engine's. */
+  slots: [string, string];
   live: LiveProgress;
   reason: 'cancel' | 'shutdown' | null;
 }
@@ -153,20 +159,23 @@ export class JobRunner {
         this.queue.splice(i, 1);
         continue;
       }
-      const device = this.options.engines.deviceOf(record.engine) ?? 'cpu';
-      if ((this.busy.get(device) ?? 0) >= (this.options.deviceConcurrency[device] ?? 1)) {
+      const { engines, deviceConcurrency } = this.options;
+      const device = engines.deviceOf(record.engine) ?? 'cpu';
+      const slots: [string, string] = [`device:${device}`, `engine:${record.engine}`];
+      const limits = [deviceConcurrency[device] ?? 1, engines.concurrencyOf(record.engine)];
+      if (slots.some((slot, k) => (this.busy.get(slot) ?? 0) >= limits[k]!)) {
         i++;
         continue;
       }
       this.queue.splice(i, 1);
-      this.busy.set(device, (this.busy.get(device) ?? 0) + 1);
-      const job: RunningJob = { controller: new AbortController(), device, live: { stage: 'queued', progress: 0 }, reason: null };
+      for (const slot of slots) this.busy.set(slot, (this.busy.get(slot) ?? 0) + 1);
+      const job: RunningJob = { controller: new AbortController(), slots, live: { stage: 'queued', progress: 0 }, reason: null };
       this.running.set(id, job);
       const done = this.execute(id, job)
         .catch((error) => this.options.log(`job ${id} failed unexpectedly`, error))
         .finally(() => {
           this.running.delete(id);
-          this.busy.set(device, (this.busy.get(device) ?? 1) - 1);
+          for (const slot of slots) this.busy.set(slot, (this.busy.get(slot) ?? 1) - 1);
           this.settled.delete(done);
           this.pump();
         });

@@ -1,7 +1,7 @@
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
@@ -279,6 +279,14 @@ describe('engine registry', { timeout: TEST_TIMEOUT_MS }, () => {
   test('the FASHN engine may take 15 minutes to load (its first start builds the model)', () => {
     const fashn = builtinEngineSpecs().find((spec) => spec.module.endsWith(path.join('fashn', 'engine.ts')));
     assert.equal(fashn?.loadTimeoutMs, 15 * 60_000);
+  });
+
+  test('warp runs up to one process per core with one ONNX Runtime thread each; FASHN runs one', () => {
+    const [warp, fashn] = builtinEngineSpecs();
+    assert.ok(warp?.module.endsWith(path.join('warp', 'engine.ts')));
+    assert.equal(warp?.concurrency, availableParallelism());
+    assert.deepEqual(warp?.options, { threads: 1 });
+    assert.equal(fashn?.concurrency, 1);
   });
 
   test('keeps the first of two engines with the same id', async (t) => {
