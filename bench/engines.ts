@@ -11,6 +11,7 @@
  *   process's peak resident memory.
  *
  * Usage: npm run bench:engines [-- --quick]   (--quick: 2 people × 2 garments per category)
+ *        npm run bench:engines -- --wide   (the wide fixture set: bench/wide.ts, also npm run bench:wide)
  */
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -107,6 +108,10 @@ async function label(text: string, width: number): Promise<Buffer> {
   return sharp(Buffer.from(svg)).png().toBuffer();
 }
 
+if (process.argv.includes('--wide')) {
+  await import('./wide.ts');
+  process.exit(0);
+}
 if (!existsSync(FIXTURES)) {
   console.error(`no fixtures at ${FIXTURES}`);
   process.exit(1);

@@ -7,16 +7,24 @@
  * tops. Review images (the cut-out over a checkerboard, landmarks drawn and
  * labelled) go to bench/out/garments/, to look at.
  *
+ * With --wide, the wide fixture set instead (bench/helpers/wide.ts): every
+ * garment cut out once with category 'auto' and the learned segmenter, as
+ * the engine does; the detected category against the manifest's (accuracy,
+ * the misses, the refusals), review images to bench/out/garments-wide/.
+ *
  * Usage: npm run bench:garments [-- --runs N]   (N timed runs per photo, default 3)
+ *        npm run bench:garments -- --wide
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import sharp from 'sharp';
 import { EngineError, type GarmentCategory } from '../server/engines/types.ts';
 import { cutOutGarment } from '../server/engines/warp/cutout/index.ts';
+import { GarmentSegmenter } from '../server/engines/warp/cutout/learned.ts';
 import type { GarmentCutout, Point } from '../server/engines/warp/types.ts';
 import { PersonAnalyzer, readRawImage } from '../server/vision/person.ts';
 import { VisionError } from '../server/vision/types.ts';
+import { WIDE, WIDE_CATEGORIES, detectCategory, idOf, loadWide } from './helpers/wide.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', '..', 'shared', 'fixtures');
 const OUT = join(import.meta.dirname, 'out', 'garments');
@@ -140,4 +148,53 @@ async function main(): Promise<void> {
   await analyzer.dispose();
 }
 
-await main();
+/** The wide set: detected category against the manifest's, for every garment, once, as the engine cuts it out. */
+async function mainWide(): Promise<void> {
+  const wide = loadWide();
+  const out = join(import.meta.dirname, 'out', 'garments-wide');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const analyzer = await PersonAnalyzer.create({ threads: 1 });
+  const segmenter = await GarmentSegmenter.create({ threads: 1 });
+  const started = performance.now();
+  const rows: { file: string; truth: string; detected: string; photo: string; style: string; ms: number; description: string }[] = [];
+  console.log(`${wide.garments.length} garments from ${WIDE}\n`);
+  console.log('garment                                       truth      style     detected              photo  ms');
+  for (const g of wide.garments) {
+    const d = await detectCategory(await readRawImage(join(WIDE, g.file)), analyzer, segmenter);
+    const detected = d.ok ? d.category : d.code;
+    const photo = d.ok ? d.photo : '-';
+    rows.push({ file: g.file, truth: g.category!, detected, photo, style: g.style!, ms: Math.round(d.ms), description: g.description });
+    if (d.ok) await review(d.cutout, `${idOf(g.file)}: ${d.category} (truth ${g.category}), ${d.photo}`, join(out, `${idOf(g.file)}.png`));
+    console.log(
+      `${idOf(g.file).slice(0, 44).padEnd(45)} ${g.category!.padEnd(10)} ${g.style!.padEnd(9)} ${detected.padEnd(21)} ${photo.padEnd(6)} ${Math.round(d.ms)}`,
+    );
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await analyzer.dispose();
+  await segmenter.dispose();
+  writeFileSync(join(out, 'results.json'), `${JSON.stringify(rows, null, 1)}\n`);
+
+  const share = (n: number, of: number): string => `${n}/${of} (${of ? ((100 * n) / of).toFixed(0) : '-'} %)`;
+  const correct = rows.filter((r) => r.detected === r.truth);
+  console.log(`\ncategory as in the manifest: ${share(correct.length, rows.length)}`);
+  for (const c of WIDE_CATEGORIES) {
+    const some = rows.filter((r) => r.truth === c);
+    console.log(`  ${c.padEnd(10)} ${share(some.filter((r) => r.detected === c).length, some.length)}`);
+  }
+  for (const style of ['flat', 'ghost', 'on-model']) {
+    const some = rows.filter((r) => r.style === style);
+    console.log(`  ${style.padEnd(10)} ${share(some.filter((r) => r.detected === r.truth).length, some.length)}`);
+  }
+  const refused = rows.filter((r) => !WIDE_CATEGORIES.includes(r.detected as never));
+  const misses = rows.filter((r) => r.detected !== r.truth && !refused.includes(r));
+  console.log(`\nmisses (${misses.length}):\n| file | truth | detected | style | description |\n| --- | --- | --- | --- | --- |`);
+  for (const r of misses) console.log(`| ${r.file} | ${r.truth} | ${r.detected} | ${r.style} | ${r.description} |`);
+  console.log(`\nrefusals (${refused.length}):`);
+  for (const r of refused) console.log(`  ${r.file} (${r.truth}, ${r.style}): ${r.detected}`);
+  console.log(`\ncut-out per garment: median ${median(rows.map((r) => r.ms)).toFixed(0)} ms; whole run ${seconds.toFixed(1)} s`);
+  console.log(`review images and results.json: ${out}`);
+}
+
+if (process.argv.includes('--wide')) await mainWide();
+else await main();
