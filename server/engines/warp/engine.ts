@@ -25,6 +25,8 @@ import { bodyFrame } from './fit/body.ts';
 import { placeGarment } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { garmentScale } from './fit/sizing.ts';
+import { faceViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
+import { skinModel } from './composite/colour.ts';
 import { cutOutGarment } from './cutout/index.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
 import type { GarmentCutout, WarpCategory } from './types.ts';
@@ -33,6 +35,9 @@ export interface WarpOptions {
   /** ONNX Runtime threads for the person analysis (default 1). */
   threads?: number;
 }
+
+/** Photos larger than this (with a fifth to spare) are worked on at this many pixels and blended back. */
+const WORKING_PIXELS = 1_000_000;
 
 /** Cut-outs kept per engine process, by garment photo and requested category (catalogue garments come back). */
 const CUTOUT_CACHE = 32;
@@ -84,7 +89,9 @@ export class WarpEngine implements Engine {
     if (!analyzer || !segmenter) throw new EngineError('engine_unavailable', 'the warp engine is not loaded', true);
     const { signal, onProgress } = options;
     onProgress({ stage: 'preprocessing', progress: 0.05 });
-    const image = await readRawImage(request.selfie.path);
+    const photo = await readRawImage(request.selfie.path);
+    // A phone's 12 megapixels are worked on at about one, and the result is blended back into the full photo.
+    const image = await workingCopy(photo);
     const person = await analyse(analyzer, image, 'the customer photo');
     throwIfAborted(signal);
 
@@ -97,26 +104,49 @@ export class WarpEngine implements Engine {
 
     onProgress({ stage: 'generating', progress: 0.5 });
     const body = bodyFrame(person);
+    const pose = poseViolation(person, body);
+    if (pose) throw new EngineError('pose_unsupported', pose.detail);
     const scale = garmentScale(request.size, request.personSize, request.fit);
     // Tucked: the top ends at the waistband, into new bottoms (drawn over it) or the customer's own.
     const tucked = request.styling.includes('tucked');
     const ordered = [...garments].sort((a, b) => order(a, tucked) - order(b, tucked));
-    const layers: PlacedLayer[] = [];
-    for (const cutout of ordered) {
-      const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top' };
-      let placement = placeGarment(cutout, body, options);
-      // A garment whose finer landmarks fold the spline on this body is placed by its essential points; if even
-      // those fold it, it cannot be fitted to this pose: a typed failure, never a garbled picture.
-      if (folds(cutout, placement)) placement = placeGarment(cutout, body, { ...options, essential: true });
-      if (folds(cutout, placement))
-        throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
-      layers.push({ layer: renderGarment(cutout, placement, image.width, image.height), category: cutout.category });
-      throwIfAborted(signal);
+    const skin = skinModel(image, person);
+    const draw = (essential: boolean): { rgb: Uint8Array; violations: Violation[] } => {
+      const layers: PlacedLayer[] = [];
+      const violations: Violation[] = [];
+      for (const cutout of ordered) {
+        const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top', essential };
+        let placement = placeGarment(cutout, body, options);
+        // A garment whose finer landmarks fold the spline on this body is placed by its essential points; if even
+        // those fold it, it cannot be fitted to this pose: a typed failure, never a garbled picture.
+        if (folds(cutout, placement)) placement = placeGarment(cutout, body, { ...options, essential: true });
+        if (folds(cutout, placement))
+          throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
+        const layer = renderGarment(cutout, placement, image.width, image.height);
+        violations.push(...layerViolations(layer, cutout.category, body, person));
+        layers.push({ layer, category: cutout.category });
+      }
+      const rgb = compose({ image, person, layers });
+      const face = faceViolation(image, rgb, person);
+      const old = oldClothingViolation(image, rgb, person, skin, layers);
+      return { rgb, violations: [...violations, ...(face ? [face] : []), ...(old ? [old] : [])] };
+    };
+    // Every result passes the post-conditions (checks.ts); one that fails is placed again by the essential
+    // landmarks only, and refused if it fails again.
+    let result = draw(false);
+    throwIfAborted(signal);
+    if (result.violations.length > 0) {
+      const first = result.violations;
+      result = draw(true);
+      if (result.violations.length > 0) {
+        const details = [...new Set([...first, ...result.violations].map((v) => v.detail))].join('; ');
+        throw new EngineError('pose_unsupported', `the try-on failed its own checks, so it is not shown: ${details}`);
+      }
     }
 
     onProgress({ stage: 'finishing', progress: 0.85 });
-    const rgb = compose({ image, person, layers });
-    const png = await sharp(rgb, { raw: { width: image.width, height: image.height, channels: 3 } })
+    const rgb = image === photo ? result.rgb : await blendBack(photo, image, result.rgb);
+    const png = await sharp(rgb, { raw: { width: photo.width, height: photo.height, channels: 3 } })
       .png({ compressionLevel: 2 })
       .toBuffer();
     return { image: new Uint8Array(png.buffer, png.byteOffset, png.length), format: 'png' };
@@ -151,6 +181,55 @@ export class WarpEngine implements Engine {
     if (this.cutouts.size > CUTOUT_CACHE) this.cutouts.delete(this.cutouts.keys().next().value!);
     return cutout;
   }
+}
+
+/** The photo at about WORKING_PIXELS (itself when it is no bigger). */
+async function workingCopy(photo: RawImage): Promise<RawImage> {
+  const pixels = photo.width * photo.height;
+  if (pixels <= WORKING_PIXELS * 1.2) return photo;
+  const k = Math.sqrt(WORKING_PIXELS / pixels);
+  const width = Math.round(photo.width * k);
+  const height = Math.round(photo.height * k);
+  const data = await sharp(photo.data, { raw: { width: photo.width, height: photo.height, channels: photo.channels } })
+    .resize(width, height, { fit: 'fill', kernel: 'lanczos3' })
+    .raw()
+    .toBuffer();
+  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width, height, channels: photo.channels };
+}
+
+/**
+ * The try-on made on the working copy, put into the full-resolution photo: where the result differs from the
+ * working copy (the garments and what they replaced, grown by a pixel and feathered) it is scaled up; everywhere
+ * else (face, hands, background) the photo keeps its own full-resolution bytes.
+ */
+async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): Promise<Uint8Array> {
+  const { width, height } = small;
+  const changed = new Uint8Array(width * height);
+  for (let i = 0, j = 0; i < changed.length; i++, j += small.channels) {
+    const d =
+      Math.abs(result[i * 3]! - small.data[j]!) +
+      Math.abs(result[i * 3 + 1]! - small.data[j + 1]!) +
+      Math.abs(result[i * 3 + 2]! - small.data[j + 2]!);
+    if (d > 0) changed[i] = 255;
+  }
+  const raw = (data: Uint8Array, channels: 1 | 3) => sharp(data, { raw: { width, height, channels } });
+  const [up, mask] = await Promise.all([
+    raw(result, 3).resize(photo.width, photo.height, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer(),
+    raw(changed, 1)
+      .dilate(1)
+      .blur(1)
+      .resize(photo.width, photo.height, { fit: 'fill', kernel: 'linear' })
+      .toColourspace('b-w')
+      .raw()
+      .toBuffer(),
+  ]);
+  const out = new Uint8Array(photo.width * photo.height * 3);
+  for (let i = 0, j = 0; i < mask.length; i++, j += photo.channels) {
+    const m = mask[i]! / 255;
+    for (let c = 0; c < 3; c++)
+      out[i * 3 + c] = m === 0 ? photo.data[j + c]! : Math.round(photo.data[j + c]! * (1 - m) + up[i * 3 + c]! * m);
+  }
+  return out;
 }
 
 /** A tucked top goes under the bottoms; otherwise bottoms, dress, top, outerwear. */

@@ -23,6 +23,8 @@ export interface Silhouette {
 }
 
 const ON = 128;
+/** Straps: the cup's top edge lies at least this share of the garment's height below the straps' tops. */
+const STRAPS = 0.12;
 /** Share of the lowest rows split into legs for trousers or shorts. */
 const LEGS = 0.5;
 /** A top edge this full (of the width a quarter down) is a waistband. */
@@ -171,8 +173,13 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
     .map((r) => runAt(r, centre))
     .sort((a, b) => a[1] - a[0] - (b[1] - b[0]));
   const narrow = bodyRuns.slice(0, Math.max(1, Math.ceil(bodyRuns.length / 3)));
-  const bodyLeft = median(narrow.map((r) => r[0]));
-  const bodyRight = median(narrow.map((r) => r[1]));
+  let bodyLeft = median(narrow.map((r) => r[0]));
+  let bodyRight = median(narrow.map((r) => r[1]));
+  // Sleeves hanging down against the body (jackets, jumpers) widen every central run down to the hem; near the
+  // hem they part from it, and the body is the run between them there.
+  const apart = hangingSleeveBody(s, centre);
+  const hanging = apart !== null && apart[1] - apart[0] < 0.85 * (bodyRight - bodyLeft);
+  if (hanging) [bodyLeft, bodyRight] = apart;
   const bodyHalf = (bodyRight - bodyLeft) / 2;
 
   // Armpits: going up from mid-body, where the side leaves the body line outwards (a sleeve starts).
@@ -241,7 +248,8 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
       if (x < 0 || x >= w || y < s.top || y > s.bottom || data[y * w + x]! < ON) return false;
       if (side === 'left' ? x >= bodyLeft - 2 : x <= bodyRight + 2) return false;
       // Below the armpit, the body's own run (a flared hem) is not sleeve; a run apart from it (a hanging sleeve) is.
-      if (y > pit.y) {
+      // Sleeves hanging against the body share its run: there the body's side line alone divides them.
+      if (y > pit.y && !hanging) {
         const r = s.rows[y];
         if (r) {
           const [a, b] = runAt(r, centre);
@@ -311,6 +319,32 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   const hemRun = centralRun(hemY) ?? [bodyLeft, bodyRight];
   const hemRow = { left: hemRun[0], right: hemRun[1] };
 
+  // Straps (a cami, a slip dress): without sleeves, the top edge above the body's sides is the cup's, well below
+  // the straps' tops. The straps lie on the shoulders, the cup's corners near the armpits, and there is no neckline
+  // to put at the neck.
+  const strapTop = (dir: -1 | 1): Point => {
+    let best = { x: centre, y: Infinity };
+    for (let x = centre + dir * 0.15 * bodyHalf; Math.abs(x - centre) < 1.2 * bodyHalf; x += dir) {
+      const y = topAt(s, Math.round(x));
+      if (y >= 0 && y < best.y) best = { x, y };
+    }
+    return best;
+  };
+  const strapL = strapTop(-1);
+  const strapR = strapTop(1);
+  const cupTop = Math.min(imageLeftShoulder.y, imageRightShoulder.y);
+  if (!sleeved && cupTop - Math.max(strapL.y, strapR.y) > STRAPS * h && strapR.x - strapL.x > bodyHalf) {
+    const out: GarmentLandmarks = {
+      leftShoulder: strapR,
+      rightShoulder: strapL,
+      leftArmpit: imageRightShoulder,
+      rightArmpit: imageLeftShoulder,
+      leftHem: { x: hemRow.right, y: hemY },
+      rightHem: { x: hemRow.left, y: hemY },
+    };
+    return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
+  }
+
   const out: GarmentLandmarks = {
     neckLeft: neckImageRight,
     neckRight: neckImageLeft,
@@ -329,17 +363,42 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
     out.leftSleeveEnd = sleeveImageRight.end;
     out.sleeveHalfWidth = (sleeveImageLeft.half + sleeveImageRight.half) / 2;
   }
-  if (category === 'dress') {
-    // The waist: the narrowest row between the armpits and the middle of the dress.
-    let waistY = Math.floor(s.top + 0.3 * h);
-    for (let y = waistY; y < s.top + 0.5 * h; y++) if (width(s.rows[y] ?? null) < width(s.rows[waistY] ?? null)) waistY = y;
-    const r = s.rows[waistY];
-    if (r) {
-      out.leftWaist = { x: r.right, y: waistY };
-      out.rightWaist = { x: r.left, y: waistY };
-    }
-  }
-  return out;
+  return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
+}
+
+/** A dress's waist: the narrowest row between 30 % and 50 % down. */
+function waistOf(s: Silhouette, h: number): GarmentLandmarks {
+  let waistY = Math.floor(s.top + 0.3 * h);
+  for (let y = waistY; y < s.top + 0.5 * h; y++) if (width(s.rows[y] ?? null) < width(s.rows[waistY] ?? null)) waistY = y;
+  const r = s.rows[waistY];
+  return r ? { leftWaist: { x: r.right, y: waistY }, rightWaist: { x: r.left, y: waistY } } : {};
+}
+
+/**
+ * The body's sides where sleeves hang apart from it near the hem: rows in the lowest 35 % with garment on both
+ * sides of the centre run, the run between them wider than either sleeve. Null when there are too few.
+ */
+function hangingSleeveBody(s: Silhouette, centre: number): [number, number] | null {
+  const parted = band(s, 0.65, 1).flatMap((r) => {
+    const k = r.runs.findIndex(([a, b]) => a <= centre && centre < b);
+    if (k <= 0 || k >= r.runs.length - 1) return [];
+    const body = r.runs[k]!;
+    const left = r.runs[k - 1]!;
+    const right = r.runs[k + 1]!;
+    const wide = body[1] - body[0];
+    return wide > left[1] - left[0] && wide > right[1] - right[0] ? [body] : [];
+  });
+  if (parted.length >= 0.03 * (s.bottom - s.top + 1)) return [median(parted.map((r) => r[0])), median(parted.map((r) => r[1]))];
+  // Sleeves hanging below a short body (a cropped puffer): below the hem, only the two cuffs; their inner edges
+  // are about where the body's sides are.
+  const cuffs = band(s, 0.75, 1).flatMap((r) => {
+    if (r.runs.some(([a, b]) => a <= centre && centre < b)) return [];
+    const left = r.runs.filter(([, b]) => b <= centre).at(-1);
+    const right = r.runs.find(([a]) => a > centre);
+    return left && right ? [[left[1], right[0]] as [number, number]] : [];
+  });
+  if (cuffs.length < 0.03 * (s.bottom - s.top + 1)) return null;
+  return [median(cuffs.map((r) => r[0])), median(cuffs.map((r) => r[1]))];
 }
 
 /** Landmarks of trousers or a skirt laid flat. */

@@ -1,0 +1,212 @@
+/**
+ * The warp engine's post-conditions: what every result must satisfy before
+ * it is returned. A result that fails is placed again with safer settings,
+ * and refused with a typed error if it fails again (engine.ts), so a
+ * customer never sees a broken picture.
+ *
+ * - face: the face and hair are the photo's own bytes (the core of the
+ *   head region; its soft rim may mix with a collar);
+ * - placement: each garment lies on the body it was fitted to: inside the
+ *   person's box (with room for a loose cut), centred on the body, its
+ *   top not above the shoulders (no cape over the head) and, for bottoms,
+ *   not above the waist (no trousers up to the chest), its hem within a
+ *   sane range below the shoulders;
+ * - opacity: a garment is opaque inside its outline (only its edge is
+ *   soft), never a translucent film;
+ * - old clothing: the customer's own clothing of the kind replaced does not
+ *   show beside the new garment (a cami over a T-shirt leaves the T-shirt
+ *   on the chest: such a picture is refused, not shown).
+ */
+import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
+import type { BodyFrame } from './fit/body.ts';
+import type { Layer } from './fit/render.ts';
+import type { WarpCategory } from './types.ts';
+import { isSkin, type SkinModel } from './composite/colour.ts';
+
+export interface Violation {
+  check: 'face' | 'placement' | 'opacity' | 'old-clothing' | 'pose';
+  detail: string;
+}
+
+/** Share of the head's core that must keep the photo's exact bytes. */
+const FACE_EXACT = 0.99;
+/** How far (px) inside the head region its core starts. */
+const FACE_CORE = 3;
+/** Room around the person's box for a loose garment, in shoulder widths. */
+const LOOSE = 0.6;
+/** A garment's middle may sit this far off the body's centre line, in shoulder widths. */
+const OFF_CENTRE = 0.35;
+/** Tops, dresses and jackets begin no higher than this above the shoulders, in shoulder widths. */
+const ABOVE_SHOULDERS = 0.6;
+/** Bottoms begin no higher than this share of the way from shoulders to hips. */
+const WAIST_FROM_SHOULDERS = 0.45;
+/** A top's or jacket's hem ends no lower than this many torso lengths below the shoulders. */
+const TOP_HEM = 2.1;
+/** Above this share of the replaced regions, old clothing left showing breaks the picture. */
+const OLD_CLOTHING = 0.08;
+/** Above this share of soft pixels (alpha between 0.1 and 0.9) a layer is translucent, not edged. */
+const TRANSLUCENT = 0.25;
+
+/** The face and hair keep the photo's bytes: null, or what changed. */
+export function faceViolation(image: RawImage, result: Uint8Array, person: PersonAnalysis): Violation | null {
+  const { width, height, channels, data } = image;
+  const labels = person.layout.labels;
+  const head = (x: number, y: number): boolean =>
+    x >= 0 && y >= 0 && x < width && y < height && labels[y * width + x] === REGION.head && person.matte.data[y * width + x]! >= 250;
+  let core = 0;
+  let changed = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (!head(x, y) || !head(x - FACE_CORE, y) || !head(x + FACE_CORE, y) || !head(x, y - FACE_CORE) || !head(x, y + FACE_CORE)) continue;
+      core++;
+      const i = y * width + x;
+      const j = i * channels;
+      if (result[i * 3] !== data[j] || result[i * 3 + 1] !== data[j + 1] || result[i * 3 + 2] !== data[j + 2]) changed++;
+    }
+  }
+  if (core === 0 || changed <= (1 - FACE_EXACT) * core) return null;
+  return { check: 'face', detail: `${changed} of ${core} face and hair pixels changed` };
+}
+
+/** Where a drawn garment lies and whether it is opaque: the violations, if any. */
+export function layerViolations(layer: Layer, category: WarpCategory, body: BodyFrame, person: PersonAnalysis): Violation[] {
+  const out: Violation[] = [];
+  let x0 = Infinity;
+  let y0 = Infinity;
+  let x1 = -Infinity;
+  let y1 = -Infinity;
+  let covered = 0;
+  let soft = 0;
+  let sumX = 0;
+  for (let y = 0; y < layer.height; y++) {
+    for (let x = 0; x < layer.width; x++) {
+      const a = layer.alpha[y * layer.width + x]!;
+      if (a <= 0.02) continue;
+      covered++;
+      if (a > 0.1 && a < 0.9) soft++;
+      if (a < 0.5) continue;
+      const px = layer.x0 + x;
+      const py = layer.y0 + y;
+      sumX += px;
+      if (px < x0) x0 = px;
+      if (px > x1) x1 = px;
+      if (py < y0) y0 = py;
+      if (py > y1) y1 = py;
+    }
+  }
+  if (!Number.isFinite(x0)) return [{ check: 'placement', detail: `the ${category} was drawn outside the photo` }];
+  if (soft > TRANSLUCENT * covered)
+    out.push({ check: 'opacity', detail: `${Math.round((100 * soft) / covered)} % of the ${category} is translucent` });
+
+  const box = personBox(person);
+  const room = LOOSE * body.unit;
+  if (x0 < box[0] - room || x1 > box[2] + room || y1 > box[3] + room)
+    out.push({ check: 'placement', detail: `the ${category} reaches outside the person` });
+  const solid = Math.max(1, countSolid(layer));
+  const middle = sumX / solid;
+  const centreX = (body.shoulder.left.x + body.shoulder.right.x + body.hip.left.x + body.hip.right.x) / 4;
+  if (Math.abs(middle - centreX) > OFF_CENTRE * body.unit)
+    out.push({ check: 'placement', detail: `the ${category} hangs off the body's centre line` });
+  const shoulderY = Math.min(body.shoulderTop.left.y, body.shoulderTop.right.y);
+  const hipY = (body.hip.left.y + body.hip.right.y) / 2;
+  if (category === 'bottom') {
+    if (y0 < shoulderY + WAIST_FROM_SHOULDERS * (hipY - shoulderY))
+      out.push({ check: 'placement', detail: 'the bottoms reach above the waist' });
+  } else {
+    if (y0 < shoulderY - ABOVE_SHOULDERS * body.unit)
+      out.push({ check: 'placement', detail: `the ${category} reaches above the shoulders` });
+    if (category !== 'dress' && y1 > shoulderY + TOP_HEM * body.torsoLength)
+      out.push({ check: 'placement', detail: `the ${category}'s hem is far below the hips` });
+  }
+  return out;
+}
+
+function countSolid(layer: Layer): number {
+  let n = 0;
+  for (const a of layer.alpha) if (a >= 0.5) n++;
+  return n;
+}
+
+/** The box of the person's matte (at half), [x0, y0, x1, y1]. */
+function personBox(person: PersonAnalysis): [number, number, number, number] {
+  const { data, width, height } = person.matte;
+  let x0 = width;
+  let y0 = height;
+  let x1 = 0;
+  let y1 = 0;
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (data[y * width + x]! < 128) continue;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+  }
+  return [x0, y0, x1, y1];
+}
+
+const UPPER_REGIONS = new Set<number>([REGION.torso, REGION.leftUpperArm, REGION.rightUpperArm]);
+const LOWER_REGIONS = new Set<number>([REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg]);
+
+/**
+ * The customer's own clothing of the kinds the new garments replace, left showing: pixels of those body regions
+ * that are not skin in the photo, not covered by a new garment, and unchanged in the result. Null when under
+ * OLD_CLOTHING of the regions.
+ */
+export function oldClothingViolation(
+  image: RawImage,
+  result: Uint8Array,
+  person: PersonAnalysis,
+  skin: SkinModel | null,
+  layers: { layer: Layer; category: WarpCategory }[],
+): Violation | null {
+  if (!skin) return null;
+  const { width, height, channels, data } = image;
+  const coverage = new Float32Array(width * height);
+  for (const { layer } of layers) {
+    for (let y = 0; y < layer.height; y++) {
+      for (let x = 0; x < layer.width; x++) {
+        const o = (layer.y0 + y) * width + layer.x0 + x;
+        coverage[o] = Math.max(coverage[o]!, layer.alpha[y * layer.width + x]!);
+      }
+    }
+  }
+  const upper = layers.some((l) => l.category !== 'bottom');
+  const lower = layers.some((l) => l.category === 'bottom' || l.category === 'dress');
+  let region = 0;
+  let showing = 0;
+  for (let i = 0; i < width * height; i++) {
+    const label = person.layout.labels[i]!;
+    if (person.matte.data[i]! < 200 || !((upper && UPPER_REGIONS.has(label)) || (lower && LOWER_REGIONS.has(label)))) continue;
+    region++;
+    if (coverage[i]! >= 0.5) continue;
+    const j = i * channels;
+    if (isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
+    if (result[i * 3] === data[j] && result[i * 3 + 1] === data[j + 1] && result[i * 3 + 2] === data[j + 2]) showing++;
+  }
+  if (region === 0 || showing <= OLD_CLOTHING * region) return null;
+  return {
+    check: 'old-clothing',
+    detail: `the customer's own clothing shows beside the new garment (${Math.round((100 * showing) / region)} %)`,
+  };
+}
+
+/**
+ * Poses the engine cannot dress without a broken picture: both forearms folded across the chest (a garment
+ * drawn behind them shows through in patches and its sleeves have nowhere to go). Null when the pose is fine.
+ */
+export function poseViolation(person: PersonAnalysis, body: BodyFrame): Violation | null {
+  const shoulderY = (body.shoulder.left.y + body.shoulder.right.y) / 2;
+  const hipY = (body.hip.left.y + body.hip.right.y) / 2;
+  const centreX = (body.shoulder.left.x + body.shoulder.right.x) / 2;
+  // Signed distance across the centre line towards the body's own side of that wrist (left: the image's right).
+  const crossed = (wrist: number, side: 1 | -1): boolean => {
+    const w = person.landmarks[wrist]!;
+    if (w.visibility < 0.5 || w.y < shoulderY || w.y > hipY) return false;
+    return side * (w.x - centreX) * Math.sign(body.side.x || 1) < -0.1 * body.unit;
+  };
+  if (crossed(POSE.leftWrist, 1) && crossed(POSE.rightWrist, -1))
+    return { check: 'pose', detail: 'the arms are crossed over the body; photograph the customer with the arms down or at the sides' };
+  return null;
+}

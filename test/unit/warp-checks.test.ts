@@ -1,0 +1,108 @@
+/**
+ * The warp engine's post-conditions (checks.ts), each with a drawn case that
+ * passes and one that violates it: the face and hair keep their bytes; a
+ * garment lies on the body (inside the person, centred, not above the
+ * shoulders, bottoms not above the waist, a top's hem not at the knees); a
+ * garment is opaque; the customer's old clothing does not show beside the
+ * new garment; crossed arms are refused up front.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { faceViolation, layerViolations, oldClothingViolation, poseViolation } from '../../server/engines/warp/checks.ts';
+import { skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { compose } from '../../server/engines/warp/composite/compose.ts';
+import { bodyFrame } from '../../server/engines/warp/fit/body.ts';
+import { placeGarment } from '../../server/engines/warp/fit/place.ts';
+import { renderGarment, type Layer } from '../../server/engines/warp/fit/render.ts';
+import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
+import { POSE, REGION } from '../../server/vision/types.ts';
+import { H, W, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+
+const { image, person } = syntheticPerson();
+const body = bodyFrame(person);
+const tee = syntheticTee();
+const placed = renderGarment(tee, placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }), W, H);
+const result = compose({ image, person, layers: [{ layer: placed, category: 'top' }] });
+
+/** A layer that is a solid (or translucent) rectangle in photo pixels. */
+function rectangle(x0: number, y0: number, x1: number, y1: number, alpha = 1): Layer {
+  const width = x1 - x0;
+  const height = y1 - y0;
+  return {
+    x0,
+    y0,
+    width,
+    height,
+    rgb: new Uint8Array(width * height * 3).fill(200),
+    alpha: new Float32Array(width * height).fill(alpha),
+    sleeve: new Uint8Array(width * height),
+  };
+}
+
+describe('warp post-conditions', () => {
+  test('a tee drawn by the engine on the drawn body passes every check', () => {
+    assert.deepEqual(layerViolations(placed, 'top', body, person), []);
+    assert.equal(faceViolation(image, result, person), null);
+    assert.equal(oldClothingViolation(image, result, person, skinModel(image, person), [{ layer: placed, category: 'top' }]), null);
+    assert.equal(poseViolation(person, body), null);
+  });
+
+  test('face: a result that paints over the face and hair is caught', () => {
+    const painted = result.slice();
+    for (let i = 0; i < W * H; i++) if (person.layout.labels[i] === REGION.head) painted.fill(90, i * 3, i * 3 + 3);
+    assert.equal(faceViolation(image, painted, person)?.check, 'face');
+  });
+
+  test('placement: a top drawn above the shoulders like a cape is caught', () => {
+    const cape = rectangle(150, 10, 250, 200);
+    assert.ok(layerViolations(cape, 'top', body, person).some((v) => /above the shoulders/.test(v.detail)));
+  });
+
+  test('placement: trousers drawn up to the chest are caught', () => {
+    const high = rectangle(160, 170, 240, 560);
+    assert.ok(layerViolations(high, 'bottom', body, person).some((v) => /above the waist/.test(v.detail)));
+    assert.deepEqual(layerViolations(rectangle(160, 300, 240, 560), 'bottom', body, person), []);
+  });
+
+  test('placement: a top hanging off one arm, or reaching far outside the person, is caught', () => {
+    const aside = rectangle(250, 150, 330, 300);
+    assert.ok(layerViolations(aside, 'top', body, person).some((v) => /centre line/.test(v.detail)));
+    const wide = rectangle(0, 150, 399, 300);
+    assert.ok(layerViolations(wide, 'top', body, person).some((v) => /outside the person/.test(v.detail)));
+  });
+
+  test("placement: a top whose hem falls to the knees is caught (a dress's is not)", () => {
+    const tunic = rectangle(155, 150, 245, 500);
+    assert.ok(layerViolations(tunic, 'top', body, person).some((v) => /hem/.test(v.detail)));
+    assert.deepEqual(
+      layerViolations(tunic, 'dress', body, person).filter((v) => /hem/.test(v.detail)),
+      [],
+    );
+  });
+
+  test('opacity: a translucent garment is caught, a soft edge is not', () => {
+    assert.equal(layerViolations(rectangle(155, 150, 245, 300, 0.5), 'top', body, person)[0]?.check, 'opacity');
+    const edged = rectangle(155, 150, 245, 300);
+    for (let x = 0; x < edged.width; x++) edged.alpha[x] = 0.5;
+    assert.ok(!layerViolations(edged, 'top', body, person).some((v) => v.check === 'opacity'));
+  });
+
+  test('old clothing: a cami over the old long-sleeved top, leaving it on the chest, is caught', () => {
+    const cami = rectangle(158, 230, 242, 300);
+    const out = compose({ image, person, layers: [{ layer: cami, category: 'top' }] });
+    assert.equal(
+      oldClothingViolation(image, out, person, skinModel(image, person), [{ layer: cami, category: 'top' }])?.check,
+      'old-clothing',
+    );
+  });
+
+  test('pose: both forearms folded across the chest are refused, arms down are not', () => {
+    const crossed = {
+      ...person,
+      landmarks: person.landmarks.map((p, k) =>
+        k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
+      ),
+    };
+    assert.equal(poseViolation(crossed, bodyFrame(crossed))?.check, 'pose');
+  });
+});
