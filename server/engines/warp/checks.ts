@@ -173,12 +173,15 @@ export function oldClothingViolation(
     }
   }
   const upper = layers.some((l) => l.category !== 'bottom');
+  // A dress over trousers or jeans is worn that way: below its hem the old legs are not checked, only the hips.
   const lower = layers.some((l) => l.category === 'bottom' || l.category === 'dress');
+  const bottoms = layers.some((l) => l.category === 'bottom');
   let region = 0;
   let showing = 0;
   for (let i = 0; i < width * height; i++) {
     const label = person.layout.labels[i]!;
-    if (person.matte.data[i]! < 200 || !((upper && UPPER_REGIONS.has(label)) || (lower && LOWER_REGIONS.has(label)))) continue;
+    const owned = (upper && UPPER_REGIONS.has(label)) || (lower && (label === REGION.hips || (bottoms && LOWER_REGIONS.has(label))));
+    if (person.matte.data[i]! < 200 || !owned) continue;
     region++;
     if (coverage[i]! >= 0.5) continue;
     const j = i * channels;

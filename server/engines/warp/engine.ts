@@ -22,7 +22,7 @@ import {
 } from '../types.ts';
 import { compose, type PlacedLayer } from './composite/compose.ts';
 import { bodyFrame } from './fit/body.ts';
-import { placeGarment } from './fit/place.ts';
+import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { garmentScale } from './fit/sizing.ts';
 import { faceViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
@@ -35,6 +35,12 @@ export interface WarpOptions {
   /** ONNX Runtime threads for the person analysis (default 1). */
   threads?: number;
 }
+
+/**
+ * Levels of caution in placing a garment: 0 all its landmarks, 1 the essential ones (shoulders, sides, hem,
+ * sleeve ends), 2 the essential ones without the sleeve ends (sleeves keep the garment's own shape).
+ */
+const SAFER = 2;
 
 /** Photos larger than this (with a fifth to spare) are worked on at this many pixels and blended back. */
 const WORKING_PIXELS = 1_000_000;
@@ -111,37 +117,47 @@ export class WarpEngine implements Engine {
     const tucked = request.styling.includes('tucked');
     const ordered = [...garments].sort((a, b) => order(a, tucked) - order(b, tucked));
     const skin = skinModel(image, person);
-    const draw = (essential: boolean): { rgb: Uint8Array; violations: Violation[] } => {
+    /** One garment placed at a level of caution (see SAFER), or null when it folds even there. */
+    const place = (cutout: GarmentCutout, level: number): Placement | null => {
+      const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top', essential: level > 0 };
+      const garment = level > 1 ? withoutSleeves(cutout) : cutout;
+      const placement = placeGarment(garment, body, options);
+      return folds(garment, placement) ? null : placement;
+    };
+    const draw = (from: number): { rgb: Uint8Array; violations: Violation[]; level: number } => {
       const layers: PlacedLayer[] = [];
       const violations: Violation[] = [];
+      let worst = from;
       for (const cutout of ordered) {
-        const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top', essential };
-        let placement = placeGarment(cutout, body, options);
-        // A garment whose finer landmarks fold the spline on this body is placed by its essential points; if even
-        // those fold it, it cannot be fitted to this pose: a typed failure, never a garbled picture.
-        if (folds(cutout, placement)) placement = placeGarment(cutout, body, { ...options, essential: true });
-        if (folds(cutout, placement))
-          throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
-        const layer = renderGarment(cutout, placement, image.width, image.height);
+        // A garment whose finer landmarks fold the spline on this body is placed more cautiously; if even the
+        // most cautious placement folds it, it cannot be fitted to this pose: a typed failure, never a garbled picture.
+        let level = from;
+        let placement = place(cutout, level);
+        while (!placement && level < SAFER) placement = place(cutout, ++level);
+        if (!placement) throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
+        worst = Math.max(worst, level);
+        const layer = renderGarment(level > 1 ? withoutSleeves(cutout) : cutout, placement, image.width, image.height);
         violations.push(...layerViolations(layer, cutout.category, body, person));
         layers.push({ layer, category: cutout.category });
       }
       const rgb = compose({ image, person, layers });
       const face = faceViolation(image, rgb, person);
       const old = oldClothingViolation(image, rgb, person, skin, layers);
-      return { rgb, violations: [...violations, ...(face ? [face] : []), ...(old ? [old] : [])] };
+      return { rgb, violations: [...violations, ...(face ? [face] : []), ...(old ? [old] : [])], level: worst };
     };
-    // Every result passes the post-conditions (checks.ts); one that fails is placed again by the essential
-    // landmarks only, and refused if it fails again.
-    let result = draw(false);
+    // Every result passes the post-conditions (checks.ts); one that fails is placed again more cautiously, and
+    // refused when even the most cautious placement fails them.
+    let result = draw(0);
     throwIfAborted(signal);
-    if (result.violations.length > 0) {
-      const first = result.violations;
-      result = draw(true);
-      if (result.violations.length > 0) {
-        const details = [...new Set([...first, ...result.violations].map((v) => v.detail))].join('; ');
+    const failed: Violation[] = [];
+    while (result.violations.length > 0) {
+      failed.push(...result.violations);
+      if (result.level >= SAFER) {
+        const details = [...new Set(failed.map((v) => v.detail))].join('; ');
         throw new EngineError('pose_unsupported', `the try-on failed its own checks, so it is not shown: ${details}`);
       }
+      result = draw(result.level + 1);
+      throwIfAborted(signal);
     }
 
     onProgress({ stage: 'finishing', progress: 0.85 });
@@ -181,6 +197,12 @@ export class WarpEngine implements Engine {
     if (this.cutouts.size > CUTOUT_CACHE) this.cutouts.delete(this.cutouts.keys().next().value!);
     return cutout;
   }
+}
+
+/** The cut-out without its sleeve ends: the spline then carries the sleeves as they lie. */
+function withoutSleeves(cutout: GarmentCutout): GarmentCutout {
+  const { leftSleeveEnd: _left, rightSleeveEnd: _right, sleeveHalfWidth: _half, ...landmarks } = cutout.landmarks;
+  return { ...cutout, landmarks };
 }
 
 /** The photo at about WORKING_PIXELS (itself when it is no bigger). */
