@@ -53,6 +53,19 @@ describe('warp post-conditions', () => {
     assert.equal(faceViolation(image, painted, person)?.check, 'face');
   });
 
+  test("face: with Face Mesh's oval, a change inside the oval is caught even where the layout says neck", () => {
+    const oval = { data: new Uint8Array(W * H), width: W, height: H };
+    const painted = result.slice();
+    for (let y = 112; y < 130; y++) {
+      for (let x = 192; x < 208; x++) {
+        oval.data[y * W + x] = 255;
+        painted.fill(10, (y * W + x) * 3, (y * W + x) * 3 + 3);
+      }
+    }
+    assert.equal(faceViolation(image, painted, person), null, 'the layout alone does not cover the neck');
+    assert.equal(faceViolation(image, painted, person, oval)?.check, 'face');
+  });
+
   test('placement: a top drawn above the shoulders like a cape is caught', () => {
     const cape = rectangle(150, 10, 250, 200);
     assert.ok(layerViolations(cape, 'top', body, person).some((v) => /above the shoulders/.test(v.detail)));

@@ -5,7 +5,8 @@
  * customer never sees a broken picture.
  *
  * - face: the face and hair are the photo's own bytes (the core of the
- *   head region; its soft rim may mix with a collar);
+ *   head region and of Face Mesh's face oval; their soft rim may mix with
+ *   a collar);
  * - placement: each garment lies on the body it was fitted to: inside the
  *   person's box (with room for a loose cut), centred on the body, its
  *   top not above the shoulders (no cape over the head) and, for bottoms,
@@ -17,7 +18,7 @@
  *   show beside the new garment (a cami over a T-shirt leaves the T-shirt
  *   on the chest: such a picture is refused, not shown).
  */
-import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
+import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
 import type { BodyFrame } from './fit/body.ts';
 import type { Layer } from './fit/render.ts';
 import type { WarpCategory } from './types.ts';
@@ -47,12 +48,15 @@ const OLD_CLOTHING = 0.08;
 /** Above this share of soft pixels (alpha between 0.1 and 0.9) a layer is translucent, not edged. */
 const TRANSLUCENT = 0.25;
 
-/** The face and hair keep the photo's bytes: null, or what changed. */
-export function faceViolation(image: RawImage, result: Uint8Array, person: PersonAnalysis): Violation | null {
+/** The face and hair keep the photo's bytes: null, or what changed. `face` is Face Mesh's face oval, when found. */
+export function faceViolation(image: RawImage, result: Uint8Array, person: PersonAnalysis, face?: Mask | null): Violation | null {
   const { width, height, channels, data } = image;
   const labels = person.layout.labels;
-  const head = (x: number, y: number): boolean =>
-    x >= 0 && y >= 0 && x < width && y < height && labels[y * width + x] === REGION.head && person.matte.data[y * width + x]! >= 250;
+  const head = (x: number, y: number): boolean => {
+    if (x < 0 || y < 0 || x >= width || y >= height) return false;
+    const i = y * width + x;
+    return (labels[i] === REGION.head && person.matte.data[i]! >= 250) || (face ? face.data[i]! >= 128 : false);
+  };
   let core = 0;
   let changed = 0;
   for (let y = 0; y < height; y++) {

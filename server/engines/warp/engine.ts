@@ -26,7 +26,8 @@ import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { garmentScale } from './fit/sizing.ts';
 import { faceViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
-import { skinModel } from './composite/colour.ts';
+import { skinModel, skinModelFromMask } from './composite/colour.ts';
+import { FaceMesh, poseHeadBox } from '../../vision/face-mesh.ts';
 import { cutOutGarment } from './cutout/index.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
 import type { GarmentCutout, WarpCategory } from './types.ts';
@@ -59,6 +60,7 @@ export class WarpEngine implements Engine {
   readonly id = 'warp';
   private analyzer: PersonAnalyzer | null = null;
   private segmenter: GarmentSegmenter | null = null;
+  private faces: FaceMesh | null = null;
   private readonly cutouts = new Map<string, GarmentCutout>();
   private loadError: string | null = null;
 
@@ -71,7 +73,8 @@ export class WarpEngine implements Engine {
       ready: this.loadError === null,
       ...(this.loadError ? { reason: this.loadError } : {}),
       device: 'cpu',
-      license: 'engine: proprietary; pose and segmentation models: Apache-2.0 (Google MediaPipe)',
+      license:
+        'engine: proprietary; pose, segmentation and face models: Apache-2.0 (Google MediaPipe); garment cut-out: U²-Netp, Apache-2.0',
       resolution: { width: 768, height: 1024 },
       honors: ['size', 'personSize', 'fit', 'styling', 'categories'],
       typicalSeconds: 1,
@@ -82,9 +85,10 @@ export class WarpEngine implements Engine {
     try {
       this.analyzer ??= await PersonAnalyzer.create({ threads: this.options.threads ?? 1 });
       this.segmenter ??= await GarmentSegmenter.create({ threads: this.options.threads ?? 1 });
+      this.faces ??= await FaceMesh.create({ threads: this.options.threads ?? 1 });
       this.loadError = null;
     } catch (error) {
-      this.loadError = `the pose, segmentation and cut-out models could not be loaded: ${(error as Error).message}`;
+      this.loadError = `the pose, segmentation, face and cut-out models could not be loaded: ${(error as Error).message}`;
       throw error;
     }
   }
@@ -92,7 +96,8 @@ export class WarpEngine implements Engine {
   async run(request: EngineRequest, options: EngineRunOptions): Promise<EngineResult> {
     const analyzer = this.analyzer;
     const segmenter = this.segmenter;
-    if (!analyzer || !segmenter) throw new EngineError('engine_unavailable', 'the warp engine is not loaded', true);
+    const faces = this.faces;
+    if (!analyzer || !segmenter || !faces) throw new EngineError('engine_unavailable', 'the warp engine is not loaded', true);
     const { signal, onProgress } = options;
     onProgress({ stage: 'preprocessing', progress: 0.05 });
     const photo = await readRawImage(request.selfie.path);
@@ -116,7 +121,9 @@ export class WarpEngine implements Engine {
     // Tucked: the top ends at the waistband, into new bottoms (drawn over it) or the customer's own.
     const tucked = request.styling.includes('tucked');
     const ordered = [...garments].sort((a, b) => order(a, tucked) - order(b, tucked));
-    const skin = skinModel(image, person);
+    // Face Mesh gives the exact face (kept byte for byte) and a clean skin sample (no eyes, brows, lips or fringe).
+    const face = await faces.detect(image, poseHeadBox(person.landmarks) ?? undefined);
+    const skin = (face && skinModelFromMask(image, face.skin)) ?? skinModel(image, person);
     /** One garment placed at a level of caution (see SAFER), or null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): Placement | null => {
       const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top', essential: level > 0 };
@@ -134,16 +141,17 @@ export class WarpEngine implements Engine {
         let level = from;
         let placement = place(cutout, level);
         while (!placement && level < SAFER) placement = place(cutout, ++level);
-        if (!placement) throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
+        if (!placement)
+          throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
         worst = Math.max(worst, level);
         const layer = renderGarment(level > 1 ? withoutSleeves(cutout) : cutout, placement, image.width, image.height);
         violations.push(...layerViolations(layer, cutout.category, body, person));
         layers.push({ layer, category: cutout.category });
       }
-      const rgb = compose({ image, person, layers });
-      const face = faceViolation(image, rgb, person);
+      const rgb = compose({ image, person, layers, skin });
+      const changedFace = faceViolation(image, rgb, person, face?.oval);
       const old = oldClothingViolation(image, rgb, person, skin, layers);
-      return { rgb, violations: [...violations, ...(face ? [face] : []), ...(old ? [old] : [])], level: worst };
+      return { rgb, violations: [...violations, ...(changedFace ? [changedFace] : []), ...(old ? [old] : [])], level: worst };
     };
     // Every result passes the post-conditions (checks.ts); one that fails is placed again more cautiously, and
     // refused when even the most cautious placement fails them.
@@ -171,8 +179,10 @@ export class WarpEngine implements Engine {
   async dispose(): Promise<void> {
     await this.analyzer?.dispose();
     await this.segmenter?.dispose();
+    await this.faces?.dispose();
     this.analyzer = null;
     this.segmenter = null;
+    this.faces = null;
     this.cutouts.clear();
   }
 

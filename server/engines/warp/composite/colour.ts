@@ -3,7 +3,7 @@
  * the hands), and the clothes they wear now (chest and thighs), used to tell
  * old clothing from skin when the new garment does not cover it.
  */
-import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 
 /** Skin as a Gaussian on the chroma plane (Cb, Cr) and a luminance range. */
 export interface SkinModel {
@@ -68,6 +68,22 @@ function stats(image: RawImage, pixels: readonly number[]): SkinModel | null {
   // A robust spread: the median distance from the median, floored so a flat face does not make skin unmatchable.
   const spread = median(cbs.map((v, k) => Math.hypot(v - cb, crs[k]! - cr)));
   return { cb, cr, sigma: Math.max(spread * 1.5, 5), luma: median(lumas), rgb };
+}
+
+/**
+ * The skin colour from a mask of bare skin (Face Mesh's face without eyes, brows and lips); darker outliers (a
+ * fringe over the forehead) are left out by taking the brighter three quarters. Null when the mask shows too little.
+ */
+export function skinModelFromMask(image: RawImage, mask: Mask): SkinModel | null {
+  const { data, channels } = image;
+  const pixels: number[] = [];
+  for (let i = 0; i < mask.data.length; i += 2) if (mask.data[i]! >= 128) pixels.push(i);
+  const lumas = pixels.map((i) => luma(data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!)).sort((a, b) => a - b);
+  const floor = lumas[Math.floor(lumas.length / 4)] ?? 0;
+  return stats(
+    image,
+    pixels.filter((i) => luma(data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!) >= floor),
+  );
 }
 
 /** The person's skin colour, from the middle of the face, else from the hands; null when neither shows. */

@@ -32,6 +32,8 @@ export interface ComposeInput {
   person: PersonAnalysis;
   /** In drawing order (first is lowest). */
   layers: PlacedLayer[];
+  /** The person's skin colour when known better than from the pose's face points (Face Mesh's skin). */
+  skin?: SkinModel | null;
 }
 
 const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
@@ -73,7 +75,7 @@ export function compose(input: ComposeInput): Uint8Array {
   }
   const lum = new Float32Array(width * height);
   for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
-  const skin = skinModel(image, person);
+  const skin = input.skin ?? skinModel(image, person);
   removeOldClothing(out, image, person, skin, lum, coverage, replaced(layers.map((l) => l.category)));
   for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
   return out;
