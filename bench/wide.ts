@@ -17,11 +17,14 @@
  * "<person file>|<garment file>" (an outfit: "<person>|<top>+<bottom>"); a refusal without a
  * stored verdict counts as `refused`. The totals cover the try-ons that have one.
  *
- * Usage: npm run bench:wide   (or npm run bench:engines -- --wide)
+ * - run.json: the code version (commit, uncommitted engine files), the outcome counts and timings.
+ *
+ * Usage: npm run bench:wide [-- --out DIR]   (or npm run bench:engines -- --wide)
+ *        npm run bench:wide -- --verdicts [--out DIR]   (the verdict totals again, from the last results.json)
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import sharp, { type OverlayOptions } from 'sharp';
 import { EngineError, type EngineRequest, type ImageFormat } from '../server/engines/types.ts';
 import { GarmentSegmenter } from '../server/engines/warp/cutout/learned.ts';
@@ -42,7 +45,9 @@ import {
   type WideImage,
 } from './helpers/wide.ts';
 
-const OUT = join(import.meta.dirname, 'out', 'wide');
+const outArg = process.argv.indexOf('--out');
+/** Where the strips, sheets and tables go: bench/out/wide, or --out DIR (a run that must not share the folder). */
+const OUT = outArg >= 0 && process.argv[outArg + 1] ? resolve(process.argv[outArg + 1]!) : join(import.meta.dirname, 'out', 'wide');
 const VERDICTS = join(import.meta.dirname, 'wide-verdicts.json');
 /** Every cell of a strip: a picture fitted inside 256 × 256 (portrait photos fill the height). */
 const CELL = 256;
@@ -141,7 +146,8 @@ async function main(): Promise<void> {
   const workDir = join(OUT, 'work');
   mkdirSync(workDir, { recursive: true });
   const started = performance.now();
-  console.log(`code: ${codeVersion()}`);
+  const code = codeVersion();
+  console.log(`code: ${code}`);
   const tryOns = plan(wide.people, wide.garments);
   const used = new Set(tryOns.flatMap((t) => t.garments.map((g) => g.file)));
   console.log(
@@ -267,6 +273,23 @@ async function main(): Promise<void> {
       `try-ons, strips and ${sheets} sheets ${((finished - detectionDone) / 1000).toFixed(1)} s)`,
   );
 
+  const outcomes: Record<string, number> = {};
+  for (const r of results) outcomes[`${r.kind} ${r.outcome}`] = (outcomes[`${r.kind} ${r.outcome}`] ?? 0) + 1;
+  const run = {
+    code,
+    date: new Date().toISOString(),
+    wholeRunSeconds: Math.round((finished - started) / 100) / 10,
+    detectionSeconds: Math.round((detectionDone - started) / 100) / 10,
+    msMedian: median(results.map((r) => r.ms)),
+    msP90: percentile(
+      results.map((r) => r.ms).sort((a, b) => a - b),
+      90,
+    ),
+    peakRssMiB: Math.round(peakRss / 2 ** 20),
+    outcomes,
+  };
+  writeFileSync(join(OUT, 'run.json'), `${JSON.stringify(run, null, 1)}\n`);
+
   reportVerdicts(results);
   console.log(`\nstrips, sheets, results.json and verdicts.md: ${OUT}`);
 }
@@ -275,12 +298,12 @@ async function main(): Promise<void> {
 function codeVersion(): string {
   const git = (...args: string[]): string => {
     try {
-      return execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).trim();
+      return execFileSync('git', args, { cwd: import.meta.dirname, encoding: 'utf8' }).trimEnd();
     } catch {
       return '';
     }
   };
-  const head = git('rev-parse', '--short', 'HEAD') || 'unknown commit';
+  const head = git('rev-parse', '--short', 'HEAD').trim() || 'unknown commit';
   const dirty = git('status', '--porcelain', '--', '../server', '../models')
     .split('\n')
     .filter(Boolean)
@@ -385,4 +408,12 @@ function reportVerdicts(results: TryOnResult[]): void {
   }
 }
 
-await main();
+if (process.argv.includes('--verdicts')) {
+  // Only the verdict totals and verdicts.md again, from the last run's results.json (after editing the verdicts).
+  const file = join(OUT, 'results.json');
+  if (!existsSync(file)) {
+    console.error(`no ${file}: run npm run bench:wide first`);
+    process.exit(1);
+  }
+  reportVerdicts(JSON.parse(readFileSync(file, 'utf8')) as TryOnResult[]);
+} else await main();
