@@ -31,7 +31,7 @@ export interface Config {
   jobTimeoutSeconds: number;
   /**
    * Try-ons that may run at once on the CPU: the runner's 'cpu' limit, and so the
-   * number of warp engine processes (≈ 500 MiB each) it starts under load.
+   * number of warp engine processes (≈ 0.8 GiB each at their peak) it starts under load.
    */
   engineWorkers: number;
   /** Jobs that may run at once on each device ('cpu', 'cuda', …); others default to 1. 'cpu' follows engineWorkers. */
@@ -61,12 +61,12 @@ export function defaultDataDir(): string {
   return join(process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share'), 'fittingroom');
 }
 
-/** Memory the default number of engine workers allows each: a warp engine process holds ≈ 500 MiB. */
-const MEMORY_PER_WORKER = 1024 ** 3;
+/** Memory the default number of engine workers allows each: a warp engine process peaks at ≈ 0.8 GiB. */
+const MEMORY_PER_WORKER = 2 * 1024 ** 3;
 
 /**
  * One engine worker per core (ONNX Runtime runs one thread in each), but no more
- * than one per GiB of memory: the try-ons of a small machine must not swap.
+ * than one per 2 GiB of memory: the try-ons of a small machine must not swap.
  */
 export function defaultEngineWorkers(): number {
   return Math.max(1, Math.min(availableParallelism(), Math.floor(totalmem() / MEMORY_PER_WORKER)));
