@@ -162,8 +162,9 @@ describe('placing a top on a body', () => {
     assert.equal(closed.pieces.length, 1);
     assert.equal(open.pieces.length, 2);
     const [wearerLeft, wearerRight] = open.pieces;
-    assert.equal(wearerLeft!.split?.keep, 'right-of');
-    assert.equal(wearerRight!.split?.keep, 'left-of');
+    // The wearer's left half is the image's right of the centre line, and the other way round.
+    assert.deepEqual(wearerLeft!.split, { from: 100, to: Infinity });
+    assert.deepEqual(wearerRight!.split, { from: -Infinity, to: 100 });
     // The hem's centre point is on both halves, pulled apart: towards the wearer's left on one, right on the other.
     const hemCentre = (piece: (typeof open.pieces)[number]) => piece.pairs.find((p) => p.from.x === 100 && p.from.y === 229)!.to;
     const closedCentre = closed.pieces[0]!.pairs.find((p) => p.from.x === 100 && p.from.y === 229)!.to;

@@ -34,6 +34,11 @@ export interface GarmentLandmarks {
   rightSleeveEnd?: Point;
   /** Half the width of each sleeve's opening, in pixels. */
   sleeveHalfWidth?: number;
+  /**
+   * The sleeves hang down against the body in the photo (a jumper or jacket laid flat): the garment is then cut
+   * along the body's sides (the armpits' x) into a body and two sleeves, each fitted on its own.
+   */
+  sleevesHang?: boolean;
   /** Narrowest point of the sides between armpit and hem (dresses; tops when shaped). */
   leftWaist?: Point;
   rightWaist?: Point;

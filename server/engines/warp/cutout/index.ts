@@ -271,7 +271,7 @@ function crop(
   }
   const moved: GarmentLandmarks = {};
   for (const [key, value] of Object.entries(landmarks) as [keyof GarmentLandmarks, GarmentLandmarks[keyof GarmentLandmarks]][]) {
-    if (typeof value === 'number') (moved as Record<string, unknown>)[key] = value;
+    if (typeof value === 'number' || typeof value === 'boolean') (moved as Record<string, unknown>)[key] = value;
     else if (value) (moved as Record<string, unknown>)[key] = { x: value.x - x0, y: value.y - y0 };
   }
   return { image: { data, width: w, height: h, channels: 4 }, category, categorySource, photo, origin: { x: x0, y: y0 }, landmarks: moved };

@@ -362,6 +362,7 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
     out.rightSleeveEnd = sleeveImageLeft.end;
     out.leftSleeveEnd = sleeveImageRight.end;
     out.sleeveHalfWidth = (sleeveImageLeft.half + sleeveImageRight.half) / 2;
+    if (hanging) out.sleevesHang = true;
   }
   return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
 }

@@ -16,10 +16,16 @@ export interface ControlPair {
 }
 
 /** One piece of a garment drawn with its own spline (an open jacket is two). */
+/** A vertical band of the cut-out, in its pixels. */
+export interface Band {
+  from: number;
+  to: number;
+}
+
 export interface Piece {
   pairs: ControlPair[];
-  /** Only garment pixels on this side of the vertical line x = `split.x` belong to the piece. */
-  split?: { x: number; keep: 'left-of' | 'right-of' };
+  /** Only garment pixels with `from` ≤ x < `to` belong to the piece (a vertical band of the cut-out). */
+  split?: Band;
 }
 
 export interface Placement {
@@ -168,11 +174,14 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
 
   // Sleeves: along the arms, as long (relative to the shoulders) as on the garment.
   const rolled = options.styling.includes('sleeves-rolled');
-  for (const [end, shoulderG, arm, shoulderB] of [
-    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder],
-    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder],
+  const bodyPairs = pairs.length;
+  const sleeveStart: Partial<Record<'left' | 'right', number>> = {};
+  for (const [end, shoulderG, arm, shoulderB, side] of [
+    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, 'left'],
+    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder, 'right'],
   ] as const) {
     if (!end) continue;
+    sleeveStart[side] = pairs.length;
     const armLength = polylineLength(arm);
     let length = (len(sub(end, shoulderG)) / gf.unit) * U * scale.sleeve;
     if (scale.droppedShoulder) length -= 0.08 * U;
@@ -202,7 +211,23 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     (p): p is Point => p !== undefined,
   );
   const open = cutout.category === 'outerwear' && options.styling.includes('open');
-  return { pieces: open ? openFront(pairs, gf, body) : [{ pairs }], bodyPolygon: bodyPolygon.length >= 4 ? bodyPolygon : null };
+  const polygon = bodyPolygon.length >= 4 ? bodyPolygon : null;
+  if (open) return { pieces: openFront(pairs, gf, body), bodyPolygon: polygon };
+  const { leftArmpit: pitL, rightArmpit: pitR } = g;
+  const [left, right] = [sleeveStart.left, sleeveStart.right];
+  if (!g.sleevesHang || !pitL || !pitR || left === undefined || right === undefined) return { pieces: [{ pairs }], bodyPolygon: polygon };
+  // Sleeves hanging against the body in the photo are cut from it along the body's sides (the armpits' x; the
+  // wearer's left sleeve is on the image's right) and each follows its arm on its own spline, pinned at its
+  // shoulder and armpit: one spline would have to tear the garment where sleeve and body touch.
+  const pinned = (p: Point): ControlPair[] => pairs.slice(0, bodyPairs).filter((q) => q.from === p);
+  return {
+    pieces: [
+      { pairs: pairs.slice(0, bodyPairs), split: { from: pitR.x, to: pitL.x } },
+      { pairs: [...pinned(g.leftShoulder), ...pinned(pitL), ...pairs.slice(left, right)], split: { from: pitL.x, to: Infinity } },
+      { pairs: [...pinned(g.rightShoulder), ...pinned(pitR), ...pairs.slice(right)], split: { from: -Infinity, to: pitR.x } },
+    ],
+    bodyPolygon: polygon,
+  };
 }
 
 /** An open jacket: each half hangs from its own shoulder and parts from the centre line, more towards the hem. */
@@ -218,7 +243,7 @@ function openFront(pairs: ControlPair[], gf: Frame, body: BodyFrame): Piece[] {
       const nearCentre = Math.abs(p.from.x - centreX) < 0.2 * gf.unit;
       return nearCentre ? { from: p.from, to: add(p.to, body.side, sign * 0.12 * body.unit * Math.min(depth, 1.2)) } : p;
     });
-    halves.push({ pairs: parted, split: { x: centreX, keep } });
+    halves.push({ pairs: parted, split: keep === 'right-of' ? { from: centreX, to: Infinity } : { from: -Infinity, to: centreX } });
   }
   return halves;
 }

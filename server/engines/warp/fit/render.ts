@@ -6,7 +6,7 @@
  * sampled bilinearly with premultiplied alpha, so edges stay anti-aliased.
  */
 import type { GarmentCutout, Point } from '../types.ts';
-import type { Placement } from './place.ts';
+import type { Band, Placement } from './place.ts';
 import { fitThinPlateSpline, mappingGrid, type MappingGrid } from './tps.ts';
 
 /** A garment drawn in the person's frame, over the box [x0, x0 + width) × [y0, y0 + height). */
@@ -110,13 +110,7 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
   return layer;
 }
 
-function drawPiece(
-  layer: Layer,
-  cutout: GarmentCutout,
-  grid: MappingGrid,
-  inBody: Uint8Array | null,
-  split: { x: number; keep: 'left-of' | 'right-of' } | undefined,
-): void {
+function drawPiece(layer: Layer, cutout: GarmentCutout, grid: MappingGrid, inBody: Uint8Array | null, split: Band | undefined): void {
   const { data, width: gw, height: gh } = cutout.image;
   const { width, height, rgb, alpha, sleeve } = layer;
   const { step, columns } = grid;
@@ -134,7 +128,7 @@ function drawPiece(
       const i11 = i01 + 1;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
-      if (split && (split.keep === 'left-of' ? sx >= split.x : sx < split.x)) continue;
+      if (split && (sx < split.from || sx >= split.to)) continue;
       // Bilinear sample at the garment position (pixel centres at +0.5), premultiplied.
       const fx = sx - 0.5;
       const fy = sy - 0.5;
@@ -194,7 +188,7 @@ export function folds(cutout: GarmentCutout, placement: Placement): boolean {
       for (let x = 0; x + step < g.width; x += step) {
         const centre = ((y + step / 2) * g.width + x + step / 2) * 4 + 3;
         if (g.data[centre]! < 128) continue;
-        if (piece.split && (piece.split.keep === 'left-of' ? x + step / 2 >= piece.split.x : x + step / 2 < piece.split.x)) continue;
+        if (piece.split && (x + step / 2 < piece.split.from || x + step / 2 >= piece.split.to)) continue;
         const p00 = spline.map(x, y);
         const p10 = spline.map(x + step, y);
         const p01 = spline.map(x, y + step);
