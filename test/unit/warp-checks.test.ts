@@ -84,6 +84,11 @@ describe('warp post-conditions', () => {
     assert.ok(layerViolations(wide, 'top', body, person).some((v) => /outside the person/.test(v.detail)));
   });
 
+  test('placement: a top drawn at the wrong scale, far wider than the body across the chest, is caught', () => {
+    const huge = rectangle(20, 150, 380, 290);
+    assert.ok(layerViolations(huge, 'top', body, person).some((v) => /far wider/.test(v.detail)));
+  });
+
   test("placement: a top whose hem falls to the knees is caught (a dress's is not)", () => {
     const tunic = rectangle(155, 150, 245, 500);
     assert.ok(layerViolations(tunic, 'top', body, person).some((v) => /hem/.test(v.detail)));

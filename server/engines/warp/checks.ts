@@ -45,6 +45,10 @@ const WAIST_FROM_SHOULDERS = 0.45;
 const TOP_HEM = 2.1;
 /** Above this share of the replaced regions, old clothing left showing breaks the picture. */
 const OLD_CLOTHING = 0.08;
+/** A garment this many times as wide as the body across the chest is drawn at the wrong scale. */
+const TOO_WIDE = 2.5;
+/** Where across the chest, as a share of the torso's length below the shoulders. */
+const CHEST_DEPTH = 0.45;
 /** Above this share of soft pixels (alpha between 0.1 and 0.9) a layer is translucent, not edged. */
 const TRANSLUCENT = 0.25;
 
@@ -113,6 +117,18 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
     out.push({ check: 'placement', detail: `the ${category} hangs off the body's centre line` });
   const shoulderY = Math.min(body.shoulderTop.left.y, body.shoulderTop.right.y);
   const hipY = (body.hip.left.y + body.hip.right.y) / 2;
+  if (category !== 'bottom') {
+    const depth = CHEST_DEPTH * body.torsoLength;
+    const row = Math.round(body.origin.y + body.down.y * depth) - layer.y0;
+    const across = body.halfWidth(depth);
+    if (row >= 0 && row < layer.height) {
+      let first = -1;
+      let last = -1;
+      for (let x = 0; x < layer.width; x++) if (layer.alpha[row * layer.width + x]! >= 0.5) ((first = first < 0 ? x : first), (last = x));
+      if (first >= 0 && last - first + 1 > TOO_WIDE * (across.left + across.right))
+        out.push({ check: 'placement', detail: `the ${category} is far wider than the body` });
+    }
+  }
   if (category === 'bottom') {
     if (y0 < shoulderY + WAIST_FROM_SHOULDERS * (hipY - shoulderY))
       out.push({ check: 'placement', detail: 'the bottoms reach above the waist' });

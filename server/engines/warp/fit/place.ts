@@ -26,6 +26,8 @@ export interface Piece {
   pairs: ControlPair[];
   /** Only garment pixels with `from` ≤ x < `to` belong to the piece (a vertical band of the cut-out). */
   split?: Band;
+  /** The piece is drawn only below the line through these two photo points (a sleeve below the shoulders' outline). */
+  below?: [Point, Point];
 }
 
 export interface Placement {
@@ -220,11 +222,21 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // wearer's left sleeve is on the image's right) and each follows its arm on its own spline, pinned at its
   // shoulder and armpit: one spline would have to tear the garment where sleeve and body touch.
   const pinned = (p: Point): ControlPair[] => pairs.slice(0, bodyPairs).filter((q) => q.from === p);
+  // A sleeve turned down the arm must not rise above the shoulders' outline (its cap would stand up like a pad).
+  const shoulderLine: [Point, Point] = [body.shoulderTop.right, body.shoulderTop.left];
   return {
     pieces: [
       { pairs: pairs.slice(0, bodyPairs), split: { from: pitR.x, to: pitL.x } },
-      { pairs: [...pinned(g.leftShoulder), ...pinned(pitL), ...pairs.slice(left, right)], split: { from: pitL.x, to: Infinity } },
-      { pairs: [...pinned(g.rightShoulder), ...pinned(pitR), ...pairs.slice(right)], split: { from: -Infinity, to: pitR.x } },
+      {
+        pairs: [...pinned(g.leftShoulder), ...pinned(pitL), ...pairs.slice(left, right)],
+        split: { from: pitL.x, to: Infinity },
+        below: shoulderLine,
+      },
+      {
+        pairs: [...pinned(g.rightShoulder), ...pinned(pitR), ...pairs.slice(right)],
+        split: { from: -Infinity, to: pitR.x },
+        below: shoulderLine,
+      },
     ],
     bodyPolygon: polygon,
   };

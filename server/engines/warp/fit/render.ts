@@ -105,12 +105,21 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
       SMOOTHING,
     );
     const grid = mappingGrid(inverse, x0, y0, width, height, GRID_STEP);
-    drawPiece(layer, cutout, grid, inBody, piece.split);
+    drawPiece(layer, cutout, grid, inBody, piece.split, piece.below);
   }
   return layer;
 }
 
-function drawPiece(layer: Layer, cutout: GarmentCutout, grid: MappingGrid, inBody: Uint8Array | null, split: Band | undefined): void {
+function drawPiece(
+  layer: Layer,
+  cutout: GarmentCutout,
+  grid: MappingGrid,
+  inBody: Uint8Array | null,
+  split: Band | undefined,
+  below: [Point, Point] | undefined,
+): void {
+  // The line a piece stays below, as y = by + slope · (x − bx) in photo pixels.
+  const slope = below ? (below[1].y - below[0].y) / (below[1].x - below[0].x || 1) : 0;
   const { data, width: gw, height: gh } = cutout.image;
   const { width, height, rgb, alpha, sleeve } = layer;
   const { step, columns } = grid;
@@ -126,6 +135,7 @@ function drawPiece(layer: Layer, cutout: GarmentCutout, grid: MappingGrid, inBod
       const i10 = i00 + 1;
       const i01 = i00 + columns;
       const i11 = i01 + 1;
+      if (below && layer.y0 + y < below[0].y + slope * (layer.x0 + x - below[0].x)) continue;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
       if (split && (sx < split.from || sx >= split.to)) continue;
