@@ -84,6 +84,16 @@ describe('warp post-conditions', () => {
     assert.ok(layerViolations(wide, 'top', body, person).some((v) => /outside the person/.test(v.detail)));
   });
 
+  test('placement: a sleeve flying out beside the arm like a wing is caught', () => {
+    const wing = rectangle(155, 150, 245, 300);
+    const wider = rectangle(155, 150, 380, 300);
+    wider.alpha.fill(0);
+    for (let y = 0; y < wider.height; y++) for (let x = 0; x < 90; x++) wider.alpha[y * wider.width + x] = 1;
+    for (let y = 0; y < 40; y++) for (let x = 150; x < 225; x++) wider.alpha[y * wider.width + x] = 1;
+    assert.ok(!layerViolations(wing, 'top', body, person).some((v) => /no body/.test(v.detail)));
+    assert.ok(layerViolations(wider, 'top', body, person).some((v) => /no body/.test(v.detail)));
+  });
+
   test('placement: a top drawn at the wrong scale, far wider than the body across the chest, is caught', () => {
     const huge = rectangle(20, 150, 380, 290);
     assert.ok(layerViolations(huge, 'top', body, person).some((v) => /far wider/.test(v.detail)));

@@ -7,8 +7,9 @@
  * - face: the face and hair are the photo's own bytes (the core of the
  *   head region and of Face Mesh's face oval; their soft rim may mix with
  *   a collar);
- * - placement: each garment lies on the body it was fitted to: inside the
- *   person's box (with room for a loose cut), centred on the body, its
+ * - placement: each garment lies on the body it was fitted to: close to
+ *   the person's outline (no wings, pads or tails), inside the person's box
+ *   (with room for a loose cut), not far wider than the body, centred, its
  *   top not above the shoulders (no cape over the head) and, for bottoms,
  *   not above the waist (no trousers up to the chest), its hem within a
  *   sane range below the shoulders;
@@ -22,6 +23,7 @@ import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../
 import type { BodyFrame } from './fit/body.ts';
 import type { Layer } from './fit/render.ts';
 import type { WarpCategory } from './types.ts';
+import { squareFilter } from './cutout/alpha.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
 
 export interface Violation {
@@ -45,6 +47,13 @@ const WAIST_FROM_SHOULDERS = 0.45;
 const TOP_HEM = 2.1;
 /** Above this share of the replaced regions, old clothing left showing breaks the picture. */
 const OLD_CLOTHING = 0.08;
+/**
+ * How far from the person a garment may reach, in shoulder widths (a jacket's ease, a skirt's flare), and what
+ * share of it may lie farther out: beyond that it is drawn where no body is (a sleeve flying out like a wing, a
+ * shoulder standing up like a pad, a trouser leg swinging off like a tail).
+ */
+const REACH = { upper: 0.22, bottom: 0.35 } as const;
+const OFF_BODY = 0.06;
 /** A garment this many times as wide as the body across the chest is drawn at the wrong scale. */
 const TOO_WIDE = 2.5;
 /** Where across the chest, as a share of the torso's length below the shoulders. */
@@ -106,6 +115,10 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
   if (soft > TRANSLUCENT * covered)
     out.push({ check: 'opacity', detail: `${Math.round((100 * soft) / covered)} % of the ${category} is translucent` });
 
+  const offBody = offBodyShare(layer, category, body, person);
+  if (offBody > OFF_BODY)
+    out.push({ check: 'placement', detail: `${Math.round(100 * offBody)} % of the ${category} is drawn where there is no body` });
+
   const box = personBox(person);
   const room = LOOSE * body.unit;
   if (x0 < box[0] - room || x1 > box[2] + room || y1 > box[3] + room)
@@ -139,6 +152,43 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
       out.push({ check: 'placement', detail: `the ${category}'s hem is far below the hips` });
   }
   return out;
+}
+
+/** The person's matte grown by a radius, cached per analysis and radius. */
+const grownMattes = new WeakMap<PersonAnalysis, Map<number, Uint8Array>>();
+function grownMatte(person: PersonAnalysis, radius: number): Uint8Array {
+  let byRadius = grownMattes.get(person);
+  if (!byRadius) grownMattes.set(person, (byRadius = new Map()));
+  let grown = byRadius.get(radius);
+  if (!grown) {
+    const { data, width, height } = person.matte;
+    const solid = new Uint8Array(data.length);
+    for (let i = 0; i < data.length; i++) solid[i] = data[i]! >= 128 ? 1 : 0;
+    grown = squareFilter(solid, width, height, radius, true);
+    byRadius.set(radius, grown);
+  }
+  return grown;
+}
+
+/** The share of a garment's solid pixels farther from the person than REACH (a dress's skirt below the hips is free). */
+function offBodyShare(layer: Layer, category: WarpCategory, body: BodyFrame, person: PersonAnalysis): number {
+  const radius = Math.max(2, Math.round((category === 'bottom' ? REACH.bottom : REACH.upper) * body.unit));
+  const grown = grownMatte(person, radius);
+  const { width, height } = person.matte;
+  const hipY = (body.hip.left.y + body.hip.right.y) / 2;
+  let solid = 0;
+  let off = 0;
+  for (let y = 0; y < layer.height; y++) {
+    const py = layer.y0 + y;
+    for (let x = 0; x < layer.width; x++) {
+      if (layer.alpha[y * layer.width + x]! < 0.5) continue;
+      const px = layer.x0 + x;
+      if (category === 'dress' && py > hipY) continue;
+      solid++;
+      if (px < 0 || py < 0 || px >= width || py >= height || !grown[py * width + px]) off++;
+    }
+  }
+  return solid ? off / solid : 0;
 }
 
 function countSolid(layer: Layer): number {
