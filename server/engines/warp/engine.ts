@@ -236,30 +236,57 @@ async function workingCopy(photo: RawImage): Promise<RawImage> {
  */
 async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): Promise<Uint8Array> {
   const { width, height } = small;
+  const out = new Uint8Array(photo.width * photo.height * 3);
+  if (photo.channels === 3) out.set(photo.data);
+  else for (let i = 0, j = 0; i < out.length; i += 3, j += 4) out.set(photo.data.subarray(j, j + 3), i);
+  // What the try-on changed, and its box (with room for the mask's growth and feather): only that is scaled up.
   const changed = new Uint8Array(width * height);
+  let x0 = width;
+  let y0 = height;
+  let x1 = -1;
+  let y1 = -1;
   for (let i = 0, j = 0; i < changed.length; i++, j += small.channels) {
-    const d =
-      Math.abs(result[i * 3]! - small.data[j]!) +
-      Math.abs(result[i * 3 + 1]! - small.data[j + 1]!) +
-      Math.abs(result[i * 3 + 2]! - small.data[j + 2]!);
-    if (d > 0) changed[i] = 255;
+    if (result[i * 3] === small.data[j] && result[i * 3 + 1] === small.data[j + 1] && result[i * 3 + 2] === small.data[j + 2]) continue;
+    changed[i] = 255;
+    const x = i % width;
+    const y = (i - x) / width;
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (y < y0) y0 = y;
+    if (y > y1) y1 = y;
   }
+  if (x1 < 0) return out;
+  const pad = 4;
+  const box = { left: Math.max(0, x0 - pad), top: Math.max(0, y0 - pad), width: 0, height: 0 };
+  box.width = Math.min(width, x1 + pad + 1) - box.left;
+  box.height = Math.min(height, y1 + pad + 1) - box.top;
+  const kx = photo.width / width;
+  const ky = photo.height / height;
+  const X0 = Math.round(box.left * kx);
+  const Y0 = Math.round(box.top * ky);
+  const W = Math.min(photo.width, Math.round((box.left + box.width) * kx)) - X0;
+  const H = Math.min(photo.height, Math.round((box.top + box.height) * ky)) - Y0;
   const raw = (data: Uint8Array, channels: 1 | 3) => sharp(data, { raw: { width, height, channels } });
+  // The mask is grown and feathered whole (so its edge is the same as unboxed), then boxed; sharp would hand back
+  // three channels of a grey image unless told to keep one.
+  const grownMask = await raw(changed, 1).dilate(1).blur(1).toColourspace('b-w').raw().toBuffer();
   const [up, mask] = await Promise.all([
-    raw(result, 3).resize(photo.width, photo.height, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer(),
-    raw(changed, 1)
-      .dilate(1)
-      .blur(1)
-      .resize(photo.width, photo.height, { fit: 'fill', kernel: 'linear' })
+    raw(result, 3).extract(box).resize(W, H, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer(),
+    sharp(grownMask, { raw: { width, height, channels: 1 } })
+      .extract(box)
+      .resize(W, H, { fit: 'fill', kernel: 'linear' })
       .toColourspace('b-w')
       .raw()
       .toBuffer(),
   ]);
-  const out = new Uint8Array(photo.width * photo.height * 3);
-  for (let i = 0, j = 0; i < mask.length; i++, j += photo.channels) {
-    const m = mask[i]! / 255;
-    for (let c = 0; c < 3; c++)
-      out[i * 3 + c] = m === 0 ? photo.data[j + c]! : Math.round(photo.data[j + c]! * (1 - m) + up[i * 3 + c]! * m);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const m = mask[y * W + x]! / 255;
+      if (m === 0) continue;
+      const o = ((Y0 + y) * photo.width + X0 + x) * 3;
+      const u = (y * W + x) * 3;
+      for (let c = 0; c < 3; c++) out[o + c] = Math.round(out[o + c]! * (1 - m) + up[u + c]! * m);
+    }
   }
   return out;
 }
