@@ -26,8 +26,11 @@ export interface Piece {
   pairs: ControlPair[];
   /** Only garment pixels with `from` ≤ x < `to` belong to the piece (a vertical band of the cut-out). */
   split?: Band;
-  /** The piece is drawn only below the line through these two photo points (a sleeve below the shoulders' outline). */
-  below?: [Point, Point];
+  /**
+   * The piece is drawn only below the line through these two photo points (a sleeve below the shoulders' outline),
+   * except between the x of `except` (the neck, where a collar rises above it).
+   */
+  below?: { line: [Point, Point]; except?: [number, number] };
 }
 
 export interface Placement {
@@ -41,6 +44,9 @@ export interface Placement {
 
 /** The waistband's depth below the shoulders, as a share of the shoulders-to-hip-joints length. */
 const WAIST_DEPTH = 0.86;
+
+/** Half the neck's width, in shoulder widths: a collar may rise above the shoulders' outline there. */
+const NECK_HALF = 0.3;
 
 /** How much of a flat sleeve's width shows on an arm. */
 const SLEEVE_GIRTH = 0.75;
@@ -224,18 +230,21 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   const pinned = (p: Point): ControlPair[] => pairs.slice(0, bodyPairs).filter((q) => q.from === p);
   // A sleeve turned down the arm must not rise above the shoulders' outline (its cap would stand up like a pad).
   const shoulderLine: [Point, Point] = [body.shoulderTop.right, body.shoulderTop.left];
+  // The body's own top corners too, once its sleeves are cut away: only the collar may rise above the shoulders.
+  const neckX = (body.shoulderTop.right.x + body.shoulderTop.left.x) / 2;
+  const collar: [number, number] = [neckX - NECK_HALF * U, neckX + NECK_HALF * U];
   return {
     pieces: [
-      { pairs: pairs.slice(0, bodyPairs), split: { from: pitR.x, to: pitL.x } },
+      { pairs: pairs.slice(0, bodyPairs), split: { from: pitR.x, to: pitL.x }, below: { line: shoulderLine, except: collar } },
       {
         pairs: [...pinned(g.leftShoulder), ...pinned(pitL), ...pairs.slice(left, right)],
         split: { from: pitL.x, to: Infinity },
-        below: shoulderLine,
+        below: { line: shoulderLine },
       },
       {
         pairs: [...pinned(g.rightShoulder), ...pinned(pitR), ...pairs.slice(right)],
         split: { from: -Infinity, to: pitR.x },
-        below: shoulderLine,
+        below: { line: shoulderLine },
       },
     ],
     bodyPolygon: polygon,

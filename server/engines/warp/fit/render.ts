@@ -6,7 +6,7 @@
  * sampled bilinearly with premultiplied alpha, so edges stay anti-aliased.
  */
 import type { GarmentCutout, Point } from '../types.ts';
-import type { Band, Placement } from './place.ts';
+import type { Band, Piece, Placement } from './place.ts';
 import { fitThinPlateSpline, mappingGrid, type MappingGrid } from './tps.ts';
 
 /** A garment drawn in the person's frame, over the box [x0, x0 + width) × [y0, y0 + height). */
@@ -116,10 +116,12 @@ function drawPiece(
   grid: MappingGrid,
   inBody: Uint8Array | null,
   split: Band | undefined,
-  below: [Point, Point] | undefined,
+  below: Piece['below'],
 ): void {
   // The line a piece stays below, as y = by + slope · (x − bx) in photo pixels.
-  const slope = below ? (below[1].y - below[0].y) / (below[1].x - below[0].x || 1) : 0;
+  const line = below?.line;
+  const slope = line ? (line[1].y - line[0].y) / (line[1].x - line[0].x || 1) : 0;
+  const [freeFrom, freeTo] = below?.except ?? [Infinity, -Infinity];
   const { data, width: gw, height: gh } = cutout.image;
   const { width, height, rgb, alpha, sleeve } = layer;
   const { step, columns } = grid;
@@ -135,7 +137,8 @@ function drawPiece(
       const i10 = i00 + 1;
       const i01 = i00 + columns;
       const i11 = i01 + 1;
-      if (below && layer.y0 + y < below[0].y + slope * (layer.x0 + x - below[0].x)) continue;
+      const px = layer.x0 + x;
+      if (line && (px < freeFrom || px > freeTo) && layer.y0 + y < line[0].y + slope * (px - line[0].x)) continue;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
       if (split && (sx < split.from || sx >= split.to)) continue;
