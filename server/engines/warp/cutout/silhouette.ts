@@ -217,9 +217,11 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   const sleeved = pitL !== null && pitR !== null && pitL.y > s.top + 0.08 * h && pitR.y > s.top + 0.08 * h;
 
   // Shoulders: the top of the silhouette straight above the body's sides (sleeved) or its top corners (straps).
+  const sleevedPits = sleeved && pitL !== null && pitR !== null;
   const shoulder = (x: number): Point => ({ x, y: Math.max(s.top, topAt(s, Math.round(x))) });
-  const imageLeftShoulder = shoulder(bodyLeft + 0.04 * bodyHalf);
-  const imageRightShoulder = shoulder(bodyRight - 0.04 * bodyHalf);
+  // A fitted body is narrower at the waist than at the chest: the shoulder seams are at least as wide as the armpits.
+  const imageLeftShoulder = shoulder(Math.min(bodyLeft, sleevedPits ? pitL.x : bodyLeft) + 0.04 * bodyHalf);
+  const imageRightShoulder = shoulder(Math.max(bodyRight, sleevedPits ? pitR.x : bodyRight) - 0.04 * bodyHalf);
 
   // Neckline: the silhouette's top edge is lowest at the centre between the shoulders; its sides are where it rises to the top.
   const neckFront = { x: centre, y: Math.max(s.top, topAt(s, Math.round(centre))) };
