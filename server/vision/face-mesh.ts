@@ -12,7 +12,7 @@ import { letterboxRect, rectToImage, sampleRect } from './geometry.ts';
 import { boundingBox, faceOvalMask, faceSkinMask, type Box, type Point } from './face-regions.ts';
 import { visionModelPath } from './models.ts';
 import { OrtSession, type ExecutionProvider } from './ort.ts';
-import { normalizeRadians, weightedNms, type Anchor } from './pose-detector.ts';
+import { decodeSsd, normalizeRadians, ssdAnchors, weightedNms, type Anchor, type RawDetection } from './pose-detector.ts';
 import type { Landmark, Mask, RawImage, RotatedRect } from './types.ts';
 
 export type { Box } from './face-regions.ts';
@@ -25,8 +25,6 @@ export const FACE_LANDMARKS = 468;
 const ANCHOR_STRIDES = [8, 16, 16, 16] as const;
 /** TensorsToDetectionsCalculator: box (4) + 6 keypoints × 2 per anchor, coordinates in input pixels. */
 const NUM_KEYPOINTS = 6;
-const NUM_COORDS = 4 + 2 * NUM_KEYPOINTS;
-const SCORE_CLIP = 100;
 export const MIN_FACE_SCORE = 0.5;
 /** The detection's box is scaled by this (square on the long side) for the landmark crop; the same from the landmarks. */
 const ROI_SCALE = 1.5;
@@ -87,35 +85,14 @@ export interface FaceMeshTimings {
 /**
  * The 896 anchor centres of the 128×128 detector, normalised: a 16×16 grid
  * with 2 anchors per cell (stride 8), then an 8×8 grid with 6 (the three
- * stride-16 layers merged). Fixed anchor size: only the centres matter.
+ * stride-16 layers merged).
  */
 export function faceAnchors(inputSize = FACE_DETECTOR_INPUT): Anchor[] {
-  const anchors: Anchor[] = [];
-  for (let layer = 0; layer < ANCHOR_STRIDES.length;) {
-    const stride = ANCHOR_STRIDES[layer]!;
-    let perCell = 0;
-    while (layer < ANCHOR_STRIDES.length && ANCHOR_STRIDES[layer] === stride) {
-      perCell += 2;
-      layer++;
-    }
-    const cells = Math.ceil(inputSize / stride);
-    for (let y = 0; y < cells; y++)
-      for (let x = 0; x < cells; x++) for (let k = 0; k < perCell; k++) anchors.push({ x: (x + 0.5) / cells, y: (y + 0.5) / cells });
-  }
-  return anchors;
+  return ssdAnchors(inputSize, ANCHOR_STRIDES);
 }
 
 /** A detection in the detector's normalised input frame (keypoints as x, y pairs). */
-export interface RawFaceDetection {
-  score: number;
-  xmin: number;
-  ymin: number;
-  width: number;
-  height: number;
-  keypoints: number[];
-}
-
-const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
+export type RawFaceDetection = RawDetection;
 
 /** Decodes the raw regressors and classificators (TensorsToDetectionsCalculator), keeping those above the threshold. */
 export function decodeFaceDetections(
@@ -124,22 +101,7 @@ export function decodeFaceDetections(
   anchors: readonly Anchor[],
   minScore = MIN_FACE_SCORE,
 ): RawFaceDetection[] {
-  const out: RawFaceDetection[] = [];
-  const scale = FACE_DETECTOR_INPUT;
-  for (let i = 0; i < anchors.length; i++) {
-    const score = sigmoid(Math.max(-SCORE_CLIP, Math.min(SCORE_CLIP, scores[i]!)));
-    if (score < minScore) continue;
-    const a = anchors[i]!;
-    const o = i * NUM_COORDS;
-    const cx = boxes[o]! / scale + a.x;
-    const cy = boxes[o + 1]! / scale + a.y;
-    const w = boxes[o + 2]! / scale;
-    const h = boxes[o + 3]! / scale;
-    const keypoints: number[] = [];
-    for (let k = 0; k < NUM_KEYPOINTS; k++) keypoints.push(boxes[o + 4 + 2 * k]! / scale + a.x, boxes[o + 5 + 2 * k]! / scale + a.y);
-    out.push({ score, xmin: cx - w / 2, ymin: cy - h / 2, width: w, height: h, keypoints });
-  }
-  return out;
+  return decodeSsd(boxes, scores, anchors, { inputSize: FACE_DETECTOR_INPUT, keypoints: NUM_KEYPOINTS }, minScore);
 }
 
 /**
@@ -295,6 +257,8 @@ export class FaceMesh {
     return { points, presence: sigmoid(flag), roi };
   }
 }
+
+const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 
 /** The square (unrotated) search frame around a head box. */
 function hintFrame(hint: Box): RotatedRect {

@@ -12,15 +12,11 @@ import type { RawImage, RotatedRect } from './types.ts';
 export const DETECTOR_INPUT = 224;
 
 /** MediaPipe's SsdAnchorsCalculator options for the pose detector. */
-const ANCHOR_OPTIONS = {
-  numLayers: 5,
-  strides: [8, 16, 32, 32, 32],
-  offset: 0.5,
-} as const;
+const POSE_STRIDES = [8, 16, 32, 32, 32] as const;
+const ANCHOR_OFFSET = 0.5;
 
 /** TensorsToDetectionsCalculator and NonMaxSuppressionCalculator options. */
 const NUM_KEYPOINTS = 4;
-const NUM_COORDS = 12;
 const SCORE_CLIP = 100;
 export const MIN_DETECTION_SCORE = 0.5;
 const NMS_IOU = 0.3;
@@ -33,31 +29,34 @@ export interface Anchor {
 }
 
 /**
- * The 2254 anchor centres, normalised to the input. With fixed anchor size
- * every anchor is 1×1, so only the centres matter; layers that share a
- * stride are merged (2 anchors each: aspect ratio 1 and the interpolated scale).
+ * SSD anchor centres for a square input (MediaPipe's SsdAnchorsCalculator with fixed anchor size, so every
+ * anchor is 1×1 and only the centres matter): one grid per stride, layers that share a stride merged, two
+ * anchors per cell and layer (aspect ratio 1 and the interpolated scale).
  */
-export function poseAnchors(inputSize = DETECTOR_INPUT): Anchor[] {
+export function ssdAnchors(inputSize: number, strides: readonly number[]): Anchor[] {
   const anchors: Anchor[] = [];
-  const { strides, numLayers, offset } = ANCHOR_OPTIONS;
   let layer = 0;
-  while (layer < numLayers) {
+  while (layer < strides.length) {
     let perCell = 0;
     let last = layer;
-    while (last < numLayers && strides[last] === strides[layer]) {
+    while (last < strides.length && strides[last] === strides[layer]) {
       perCell += 2;
       last++;
     }
-    const stride = strides[layer]!;
-    const cells = Math.ceil(inputSize / stride);
+    const cells = Math.ceil(inputSize / strides[layer]!);
     for (let y = 0; y < cells; y++) {
       for (let x = 0; x < cells; x++) {
-        for (let k = 0; k < perCell; k++) anchors.push({ x: (x + offset) / cells, y: (y + offset) / cells });
+        for (let k = 0; k < perCell; k++) anchors.push({ x: (x + ANCHOR_OFFSET) / cells, y: (y + ANCHOR_OFFSET) / cells });
       }
     }
     layer = last;
   }
   return anchors;
+}
+
+/** The pose detector's 2254 anchor centres, normalised to the input. */
+export function poseAnchors(inputSize = DETECTOR_INPUT): Anchor[] {
+  return ssdAnchors(inputSize, POSE_STRIDES);
 }
 
 /** A detection in image pixels. Keypoints: hip centre, full-body scale point, shoulder centre, upper-body scale point. */
@@ -67,8 +66,8 @@ export interface PoseDetection {
   keypoints: { x: number; y: number }[];
 }
 
-/** A detection in the detector's normalised input frame. */
-interface RawDetection {
+/** A detection in the detector's normalised input frame (keypoints as x, y pairs). */
+export interface RawDetection {
   score: number;
   xmin: number;
   ymin: number;
@@ -77,34 +76,49 @@ interface RawDetection {
   keypoints: number[];
 }
 
+/** How an SSD detector's output is laid out: its input size and keypoints per detection (after the 4 box values). */
+export interface SsdLayout {
+  inputSize: number;
+  keypoints: number;
+}
+
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x));
 
-/** Decodes the raw boxes and scores (TensorsToDetectionsCalculator), keeping those above the threshold. */
+/** Decodes an SSD detector's raw boxes and scores (TensorsToDetectionsCalculator), keeping those above the threshold. */
+export function decodeSsd(
+  boxes: Float32Array,
+  scores: Float32Array,
+  anchors: readonly Anchor[],
+  layout: SsdLayout,
+  minScore: number,
+): RawDetection[] {
+  const out: RawDetection[] = [];
+  const scale = layout.inputSize;
+  const coords = 4 + 2 * layout.keypoints;
+  for (let i = 0; i < anchors.length; i++) {
+    const score = sigmoid(Math.max(-SCORE_CLIP, Math.min(SCORE_CLIP, scores[i]!)));
+    if (score < minScore) continue;
+    const a = anchors[i]!;
+    const o = i * coords;
+    const cx = boxes[o]! / scale + a.x;
+    const cy = boxes[o + 1]! / scale + a.y;
+    const w = boxes[o + 2]! / scale;
+    const h = boxes[o + 3]! / scale;
+    const keypoints: number[] = [];
+    for (let k = 0; k < layout.keypoints; k++) keypoints.push(boxes[o + 4 + 2 * k]! / scale + a.x, boxes[o + 5 + 2 * k]! / scale + a.y);
+    out.push({ score, xmin: cx - w / 2, ymin: cy - h / 2, width: w, height: h, keypoints });
+  }
+  return out;
+}
+
+/** The pose detector's raw output decoded (see decodeSsd). */
 export function decodeDetections(
   boxes: Float32Array,
   scores: Float32Array,
   anchors: readonly Anchor[],
   minScore = MIN_DETECTION_SCORE,
 ): RawDetection[] {
-  const out: RawDetection[] = [];
-  const scale = DETECTOR_INPUT;
-  for (let i = 0; i < anchors.length; i++) {
-    const raw = Math.max(-SCORE_CLIP, Math.min(SCORE_CLIP, scores[i]!));
-    const score = sigmoid(raw);
-    if (score < minScore) continue;
-    const a = anchors[i]!;
-    const o = i * NUM_COORDS;
-    const cx = boxes[o]! / scale + a.x;
-    const cy = boxes[o + 1]! / scale + a.y;
-    const w = boxes[o + 2]! / scale;
-    const h = boxes[o + 3]! / scale;
-    const keypoints: number[] = [];
-    for (let k = 0; k < NUM_KEYPOINTS; k++) {
-      keypoints.push(boxes[o + 4 + 2 * k]! / scale + a.x, boxes[o + 5 + 2 * k]! / scale + a.y);
-    }
-    out.push({ score, xmin: cx - w / 2, ymin: cy - h / 2, width: w, height: h, keypoints });
-  }
-  return out;
+  return decodeSsd(boxes, scores, anchors, { inputSize: DETECTOR_INPUT, keypoints: NUM_KEYPOINTS }, minScore);
 }
 
 function iou(a: RawDetection, b: RawDetection): number {

@@ -23,7 +23,8 @@ import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../
 import type { BodyFrame } from './fit/body.ts';
 import type { Layer } from './fit/render.ts';
 import type { WarpCategory } from './types.ts';
-import { squareFilter } from './cutout/alpha.ts';
+import { squareFilter, summarise } from './cutout/alpha.ts';
+import { layerCoverage } from './composite/compose.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
 
 export interface Violation {
@@ -200,20 +201,9 @@ function countSolid(layer: Layer): number {
 /** The box of the person's matte (at half), [x0, y0, x1, y1]. */
 function personBox(person: PersonAnalysis): [number, number, number, number] {
   const { data, width, height } = person.matte;
-  let x0 = width;
-  let y0 = height;
-  let x1 = 0;
-  let y1 = 0;
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      if (data[y * width + x]! < 128) continue;
-      if (x < x0) x0 = x;
-      if (x > x1) x1 = x;
-      if (y < y0) y0 = y;
-      if (y > y1) y1 = y;
-    }
-  }
-  return [x0, y0, x1, y1];
+  const [x0, y0, x1, y1] = summarise(data, width, height)?.box ?? [0, 0, width, height];
+  // summarise's box ends past the last pixel; here it ends on it.
+  return [x0, y0, x1 - 1, y1 - 1];
 }
 
 const UPPER_REGIONS = new Set<number>([REGION.torso, REGION.leftUpperArm, REGION.rightUpperArm]);
@@ -233,15 +223,7 @@ export function oldClothingViolation(
 ): Violation | null {
   if (!skin) return null;
   const { width, height, channels, data } = image;
-  const coverage = new Float32Array(width * height);
-  for (const { layer } of layers) {
-    for (let y = 0; y < layer.height; y++) {
-      for (let x = 0; x < layer.width; x++) {
-        const o = (layer.y0 + y) * width + layer.x0 + x;
-        coverage[o] = Math.max(coverage[o]!, layer.alpha[y * layer.width + x]!);
-      }
-    }
-  }
+  const coverage = layerCoverage(layers, width, height);
   const upper = layers.some((l) => l.category !== 'bottom');
   // A dress over trousers or jeans is worn that way: below its hem the old legs are not checked, only the hips.
   const lower = layers.some((l) => l.category === 'bottom' || l.category === 'dress');

@@ -64,6 +64,17 @@ export function compose(input: ComposeInput): Uint8Array {
     out[i * 3 + 1] = image.data[j + 1]!;
     out[i * 3 + 2] = image.data[j + 2]!;
   }
+  const coverage = layerCoverage(layers, width, height);
+  const lum = new Float32Array(width * height);
+  for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
+  const skin = input.skin ?? skinModel(image, person);
+  removeOldClothing(out, image, person, skin, lum, coverage, replaced(layers.map((l) => l.category)));
+  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
+  return out;
+}
+
+/** How much of each photo pixel the new garments cover together (the most opaque layer's alpha). */
+export function layerCoverage(layers: readonly PlacedLayer[], width: number, height: number): Float32Array {
   const coverage = new Float32Array(width * height);
   for (const { layer } of layers) {
     for (let y = 0; y < layer.height; y++) {
@@ -73,12 +84,7 @@ export function compose(input: ComposeInput): Uint8Array {
       }
     }
   }
-  const lum = new Float32Array(width * height);
-  for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
-  const skin = input.skin ?? skinModel(image, person);
-  removeOldClothing(out, image, person, skin, lum, coverage, replaced(layers.map((l) => l.category)));
-  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
-  return out;
+  return coverage;
 }
 
 /**

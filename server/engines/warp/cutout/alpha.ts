@@ -475,16 +475,15 @@ function cleanLine(line: Float32Array): Float32Array {
   return out;
 }
 
-/** The largest 4-connected component of the pixels not `outside` (1 = garment), or null if there are none. */
-function largestComponent(outside: Uint8Array, width: number): Uint8Array | null {
-  const label = new Int32Array(outside.length).fill(-1);
-  const queue = new Int32Array(outside.length);
-  let best = -1;
-  let bestSize = 0;
-  let next = 0;
-  for (let start = 0; start < outside.length; start++) {
-    if (outside[start] || label[start]! >= 0) continue;
-    const id = next++;
+/** The 4-connected components of the pixels where `mask` is `value`: a label per pixel (−1 elsewhere) and each one's size. */
+export function components(mask: Uint8Array, width: number, value: number): { label: Int32Array; sizes: number[] } {
+  const n = mask.length;
+  const label = new Int32Array(n).fill(-1);
+  const queue = new Int32Array(n);
+  const sizes: number[] = [];
+  for (let start = 0; start < n; start++) {
+    if (mask[start] !== value || label[start]! >= 0) continue;
+    const id = sizes.length;
     let head = 0;
     let tail = 0;
     label[start] = id;
@@ -492,17 +491,21 @@ function largestComponent(outside: Uint8Array, width: number): Uint8Array | null
     while (head < tail) {
       const i = queue[head++]!;
       const x = i % width;
-      const neighbours = [
-        x > 0 ? i - 1 : -1,
-        x < width - 1 ? i + 1 : -1,
-        i >= width ? i - width : -1,
-        i < outside.length - width ? i + width : -1,
-      ];
-      for (const j of neighbours) if (j >= 0 && !outside[j] && label[j]! < 0) ((label[j] = id), (queue[tail++] = j));
+      if (x > 0 && mask[i - 1] === value && label[i - 1]! < 0) ((label[i - 1] = id), (queue[tail++] = i - 1));
+      if (x < width - 1 && mask[i + 1] === value && label[i + 1]! < 0) ((label[i + 1] = id), (queue[tail++] = i + 1));
+      if (i >= width && mask[i - width] === value && label[i - width]! < 0) ((label[i - width] = id), (queue[tail++] = i - width));
+      if (i < n - width && mask[i + width] === value && label[i + width]! < 0) ((label[i + width] = id), (queue[tail++] = i + width));
     }
-    if (tail > bestSize) ((bestSize = tail), (best = id));
+    sizes.push(tail);
   }
-  if (best < 0) return null;
+  return { label, sizes };
+}
+
+/** The largest 4-connected component of the pixels not `outside` (1 = garment), or null if there are none. */
+function largestComponent(outside: Uint8Array, width: number): Uint8Array | null {
+  const { label, sizes } = components(outside, width, 0);
+  if (sizes.length === 0) return null;
+  const best = sizes.indexOf(Math.max(...sizes));
   const out = new Uint8Array(outside.length);
   for (let i = 0; i < out.length; i++) out[i] = label[i] === best ? 1 : 0;
   return out;

@@ -15,7 +15,7 @@
  *   their side of the edge, the learned probability where they do not.
  */
 import type { Mask } from '../../../vision/types.ts';
-import { squareFilter, summarise, type GarmentMatte } from './alpha.ts';
+import { components, squareFilter, summarise, type GarmentMatte } from './alpha.ts';
 
 /** Closing radius, as a share of the garment photo's longer side. */
 const CLOSING = 0.012;
@@ -39,7 +39,7 @@ export function combineMattes(learned: Mask, classical: GarmentMatte | null): Ga
     for (let i = 0; i < n; i++) if (!garment[i] && closed[i] && classicalAt[i]! >= 128) ((garment[i] = 1), area++);
   }
   fillHoles(garment, width, height, area, classicalAt);
-  const kept = dropSpecks(garment, width, height);
+  const kept = dropSpecks(garment, width);
   if (!kept) return null;
 
   const alpha = new Uint8Array(n);
@@ -66,62 +66,28 @@ export function combineMattes(learned: Mask, classical: GarmentMatte | null): Ga
 
 /** Fills enclosed holes of a 0/1 mask: small ones, and large ones the classical matte calls garment. */
 function fillHoles(garment: Uint8Array, width: number, height: number, area: number, classical: Uint8Array | null): void {
-  const n = width * height;
-  const label = new Int32Array(n).fill(-1);
-  const queue = new Int32Array(n);
-  let next = 0;
-  for (let start = 0; start < n; start++) {
-    if (garment[start] || label[start]! >= 0) continue;
-    const id = next++;
-    let head = 0;
-    let tail = 0;
-    let open = false;
-    let looksGarment = 0;
-    label[start] = id;
-    queue[tail++] = start;
-    while (head < tail) {
-      const i = queue[head++]!;
-      const x = i % width;
-      const y = (i - x) / width;
-      if (x === 0 || y === 0 || x === width - 1 || y === height - 1) open = true;
-      if (classical && classical[i]! >= 128) looksGarment++;
-      if (x > 0 && !garment[i - 1] && label[i - 1]! < 0) ((label[i - 1] = id), (queue[tail++] = i - 1));
-      if (x < width - 1 && !garment[i + 1] && label[i + 1]! < 0) ((label[i + 1] = id), (queue[tail++] = i + 1));
-      if (y > 0 && !garment[i - width] && label[i - width]! < 0) ((label[i - width] = id), (queue[tail++] = i - width));
-      if (y < height - 1 && !garment[i + width] && label[i + width]! < 0) ((label[i + width] = id), (queue[tail++] = i + width));
-    }
-    if (open) continue;
-    if (tail <= SMALL_HOLE * area || looksGarment * 2 > tail) for (let k = 0; k < tail; k++) garment[queue[k]!] = 1;
+  const { label, sizes } = components(garment, width, 0);
+  const open = new Uint8Array(sizes.length);
+  const looksGarment = new Int32Array(sizes.length);
+  for (let i = 0; i < garment.length; i++) {
+    const id = label[i]!;
+    if (id < 0) continue;
+    const x = i % width;
+    const y = (i - x) / width;
+    if (x === 0 || y === 0 || x === width - 1 || y === height - 1) open[id] = 1;
+    if (classical && classical[i]! >= 128) looksGarment[id]!++;
   }
+  const fill = sizes.map((size, id) => !open[id] && (size <= SMALL_HOLE * area || looksGarment[id]! * 2 > size));
+  for (let i = 0; i < garment.length; i++) if (label[i]! >= 0 && fill[label[i]!]) garment[i] = 1;
 }
 
 /** The mask without pieces smaller than MIN_COMPONENT of the largest (4-connected); null when empty. */
-function dropSpecks(garment: Uint8Array, width: number, height: number): Uint8Array | null {
-  const n = width * height;
-  const label = new Int32Array(n).fill(-1);
-  const queue = new Int32Array(n);
-  const sizes: number[] = [];
-  for (let start = 0; start < n; start++) {
-    if (!garment[start] || label[start]! >= 0) continue;
-    const id = sizes.length;
-    let head = 0;
-    let tail = 0;
-    label[start] = id;
-    queue[tail++] = start;
-    while (head < tail) {
-      const i = queue[head++]!;
-      const x = i % width;
-      if (x > 0 && garment[i - 1] && label[i - 1]! < 0) ((label[i - 1] = id), (queue[tail++] = i - 1));
-      if (x < width - 1 && garment[i + 1] && label[i + 1]! < 0) ((label[i + 1] = id), (queue[tail++] = i + 1));
-      if (i >= width && garment[i - width] && label[i - width]! < 0) ((label[i - width] = id), (queue[tail++] = i - width));
-      if (i < n - width && garment[i + width] && label[i + width]! < 0) ((label[i + width] = id), (queue[tail++] = i + width));
-    }
-    sizes.push(tail);
-  }
+function dropSpecks(garment: Uint8Array, width: number): Uint8Array | null {
+  const { label, sizes } = components(garment, width, 1);
   const largest = Math.max(0, ...sizes);
   if (largest === 0) return null;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
+  const out = new Uint8Array(garment.length);
+  for (let i = 0; i < out.length; i++) {
     const id = label[i]!;
     if (id >= 0 && sizes[id]! >= MIN_COMPONENT * largest) out[i] = 1;
   }
