@@ -23,6 +23,8 @@ export interface Silhouette {
 }
 
 const ON = 128;
+/** Where a garment without a visible armhole gets its armpits: this share of the way from shoulders to hem. */
+const BOXY_ARMPIT = 0.28;
 /** Straps: the cup's top edge lies at least this share of the garment's height below the straps' tops. */
 const STRAPS = 0.12;
 /** Share of the lowest rows split into legs for trousers or shorts. */
@@ -359,6 +361,17 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   if (pitL && pitR) {
     out.leftArmpit = sleeved ? pitR : { x: bodyRight, y: imageRightShoulder.y + 0.2 * h };
     out.rightArmpit = sleeved ? pitL : { x: bodyLeft, y: imageLeftShoulder.y + 0.2 * h };
+  } else {
+    // No armhole to be seen (a boxy knit vest): the sides are pinned where an armhole would end, a quarter of the
+    // way from the shoulders to the hem, or the spline would let them flap out.
+    const y = Math.round(
+      Math.max(imageLeftShoulder.y, imageRightShoulder.y) + BOXY_ARMPIT * (hemY - Math.max(imageLeftShoulder.y, imageRightShoulder.y)),
+    );
+    const run = s.rows[y] ? runAt(s.rows[y]!, centre) : null;
+    if (run) {
+      out.leftArmpit = { x: run[1], y };
+      out.rightArmpit = { x: run[0], y };
+    }
   }
   if (sleeveImageLeft && sleeveImageRight) {
     out.rightSleeveEnd = sleeveImageLeft.end;
