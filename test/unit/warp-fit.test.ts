@@ -184,6 +184,50 @@ describe('placing a top on a body', () => {
   });
 });
 
+describe('placing trousers on a body', () => {
+  const { person } = syntheticPerson();
+  const body = bodyFrame(person);
+  /** Trousers 200×400: waistband across the top, legs parting at the crotch (100, 150) down to the hems. */
+  const trousers = (landmarks: Partial<GarmentCutout['landmarks']> = {}): GarmentCutout => ({
+    image: { data: new Uint8Array(200 * 400 * 4).fill(255), width: 200, height: 400, channels: 4 },
+    category: 'bottom',
+    categorySource: 'request',
+    photo: 'flat',
+    origin: { x: 0, y: 0 },
+    landmarks: {
+      waistbandLeft: { x: 190, y: 5 },
+      waistbandRight: { x: 10, y: 5 },
+      crotch: { x: 100, y: 150 },
+      leftLegHemOuter: { x: 190, y: 395 },
+      leftLegHemInner: { x: 110, y: 395 },
+      rightLegHemOuter: { x: 10, y: 395 },
+      rightLegHemInner: { x: 90, y: 395 },
+      ...landmarks,
+    },
+  });
+  const options = { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false };
+
+  test('each leg is fitted on its own spline, cut at the crotch, both sharing the waistband and the crotch', () => {
+    const { pieces } = placeGarment(trousers(), body, options);
+    assert.equal(pieces.length, 2);
+    assert.deepEqual(pieces[0]!.split, { from: 100, to: Infinity });
+    assert.deepEqual(pieces[1]!.split, { from: -Infinity, to: 100 });
+    for (const piece of pieces)
+      assert.ok(
+        piece.pairs.some((p) => p.from.x === 100 && p.from.y === 150),
+        'the crotch pins both legs',
+      );
+    // The wearer's left leg (image right) goes down the body's left leg.
+    const leftHem = pieces[0]!.pairs.find((p) => p.from.x === 190 && p.from.y === 395)!.to;
+    assert.ok(leftHem.x > 200 && leftHem.y > 450, `left hem at ${JSON.stringify(leftHem)}`);
+  });
+
+  test('a "crotch" whose legs are not on their own sides of it (an asymmetric skirt) stays one piece', () => {
+    const skirt = trousers({ leftLegHemInner: { x: 20, y: 395 } });
+    assert.equal(placeGarment(skirt, body, options).pieces.length, 1);
+  });
+});
+
 describe('rendering and compositing', () => {
   const { image, person } = syntheticPerson();
   const tee = syntheticTee();

@@ -318,9 +318,31 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     const share = Math.min(0.9, Math.max(0.1, (depthOf(gf, kneeG) - depthOf(gf, topG)) / Math.max(lengthG, 1e-6)));
     pairs.push({ from: kneeG, to: alongPolyline(path, share * length).point });
   }
-  if (g.crotch) {
-    const depth = depthOf(gf, g.crotch) * bf.unit * scale.length * compression;
-    pairs.push({ from: g.crotch, to: add(add(waistCentre, body.down, depth), body.side, sideOf(gf, g.crotch) * bf.unit) });
-  }
-  return { pieces: [{ pairs }], bodyPolygon: null };
+  if (!g.crotch) return { pieces: [{ pairs }], bodyPolygon: null };
+  const depth = depthOf(gf, g.crotch) * bf.unit * scale.length * compression;
+  const crotch: ControlPair = { from: g.crotch, to: add(add(waistCentre, body.down, depth), body.side, sideOf(gf, g.crotch) * bf.unit) };
+  const fly: ControlPair = { from: mid(g.waistbandLeft, g.waistbandRight), to: mid(waistL, waistR) };
+  // Each leg on its own spline, cut at the crotch's x (the wearer's left leg is on the image's right): one spline
+  // over both would pull a leg across when the body's legs stand apart or the garment's legs touch. Both share the
+  // waistband's centre and the crotch, so they meet along the fly.
+  const [wl, wr, ...legPairs] = pairs;
+  const own = (start: number): ControlPair[] => legPairs.slice(start, start + 3);
+  const leftFirst = g.leftLegHemOuter && g.leftLegHemInner;
+  const rightStart = leftFirst ? 3 : 0;
+  // Only real legs are cut apart: each leg's hem wholly on its own side of the crotch (an asymmetric skirt can
+  // give a "crotch" whose legs are not).
+  const legs =
+    leftFirst &&
+    g.rightLegHemOuter &&
+    g.rightLegHemInner &&
+    Math.min(g.leftLegHemOuter!.x, g.leftLegHemInner!.x) > g.crotch.x &&
+    Math.max(g.rightLegHemOuter.x, g.rightLegHemInner.x) < g.crotch.x;
+  if (!legs) return { pieces: [{ pairs: [...pairs, crotch] }], bodyPolygon: null };
+  return {
+    pieces: [
+      { pairs: [wl!, wr!, fly, crotch, ...own(0)], split: { from: g.crotch.x, to: Infinity } },
+      { pairs: [wl!, wr!, fly, crotch, ...own(rightStart)], split: { from: -Infinity, to: g.crotch.x } },
+    ],
+    bodyPolygon: null,
+  };
 }
