@@ -223,6 +223,10 @@ test('the try-on screen erases the customer’s photos with one tap, on a tablet
   }
   await screenshot(page, '11-try-on-tablet-camera');
   await page.getByRole('link', { name: 'History' }).click();
+  // The screen changes after the click's handler runs: wait for the video to go (or time out, failing the test).
+  await page
+    .waitForFunction(() => document.querySelectorAll('video').length === 0)
+    .catch((error: Error) => assert.fail(`leaving the screen stops the camera: ${error.message}`));
   assert.equal(await page.locator('video').count(), 0, 'leaving the screen stops the camera');
   await page.getByRole('link', { name: 'Try on' }).click();
 
