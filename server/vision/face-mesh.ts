@@ -9,7 +9,7 @@
  * filled face oval and a skin mask the size of the photo).
  */
 import { letterboxRect, rectToImage, sampleRect } from './geometry.ts';
-import { boundingBox, faceOvalMask, faceSkinMask, type Box, type Point } from './face-regions.ts';
+import { boundingBox, extent, faceOvalMask, faceSkinMask, type Box, type Point } from './face-regions.ts';
 import { visionModelPath } from './models.ts';
 import { OrtSession, type ExecutionProvider } from './ort.ts';
 import { decodeSsd, normalizeRadians, ssdAnchors, weightedNms, type Anchor, type RawDetection } from './pose-detector.ts';
@@ -117,17 +117,7 @@ export function faceRoi(box: Box, rightEye: Point, leftEye: Point): RotatedRect 
 
 /** The crop MediaPipe would use next, from the landmarks (face_landmark_landmarks_to_roi). */
 export function landmarksFaceRoi(landmarks: readonly Point[]): RotatedRect {
-  let x0 = Infinity;
-  let y0 = Infinity;
-  let x1 = -Infinity;
-  let y1 = -Infinity;
-  for (const p of landmarks) {
-    x0 = Math.min(x0, p.x);
-    y0 = Math.min(y0, p.y);
-    x1 = Math.max(x1, p.x);
-    y1 = Math.max(y1, p.y);
-  }
-  return faceRoi({ x0, y0, x1, y1 }, landmarks[MESH_EYE_CORNERS[0]]!, landmarks[MESH_EYE_CORNERS[1]]!);
+  return faceRoi(extent(landmarks), landmarks[MESH_EYE_CORNERS[0]]!, landmarks[MESH_EYE_CORNERS[1]]!);
 }
 
 function poorCrop(used: RotatedRect, implied: RotatedRect): boolean {

@@ -100,8 +100,8 @@ export function faceSkinMask(landmarks: readonly Point[], width: number, height:
   return mask;
 }
 
-/** The box around points, clamped to the image. */
-export function boundingBox(points: readonly Point[], width: number, height: number): Box {
+/** The box around points, wherever they are. */
+export function extent(points: readonly Point[]): Box {
   let x0 = Infinity;
   let y0 = Infinity;
   let x1 = -Infinity;
@@ -112,6 +112,12 @@ export function boundingBox(points: readonly Point[], width: number, height: num
     x1 = Math.max(x1, p.x);
     y1 = Math.max(y1, p.y);
   }
+  return { x0, y0, x1, y1 };
+}
+
+/** The box around points, clamped to the image. */
+export function boundingBox(points: readonly Point[], width: number, height: number): Box {
+  const { x0, y0, x1, y1 } = extent(points);
   return { x0: Math.max(0, x0), y0: Math.max(0, y0), x1: Math.min(width, x1), y1: Math.min(height, y1) };
 }
 

@@ -95,6 +95,7 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
   let y1 = -Infinity;
   let covered = 0;
   let soft = 0;
+  let solid = 0;
   let sumX = 0;
   for (let y = 0; y < layer.height; y++) {
     for (let x = 0; x < layer.width; x++) {
@@ -105,6 +106,7 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
       if (a < 0.5) continue;
       const px = layer.x0 + x;
       const py = layer.y0 + y;
+      solid++;
       sumX += px;
       if (px < x0) x0 = px;
       if (px > x1) x1 = px;
@@ -124,8 +126,7 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
   const room = LOOSE * body.unit;
   if (x0 < box[0] - room || x1 > box[2] + room || y1 > box[3] + room)
     out.push({ check: 'placement', detail: `the ${category} reaches outside the person` });
-  const solid = Math.max(1, countSolid(layer));
-  const middle = sumX / solid;
+  const middle = sumX / Math.max(1, solid);
   const centreX = (body.shoulder.left.x + body.shoulder.right.x + body.hip.left.x + body.hip.right.x) / 4;
   if (Math.abs(middle - centreX) > OFF_CENTRE * body.unit)
     out.push({ check: 'placement', detail: `the ${category} hangs off the body's centre line` });
@@ -192,18 +193,18 @@ function offBodyShare(layer: Layer, category: WarpCategory, body: BodyFrame, per
   return solid ? off / solid : 0;
 }
 
-function countSolid(layer: Layer): number {
-  let n = 0;
-  for (const a of layer.alpha) if (a >= 0.5) n++;
-  return n;
-}
-
-/** The box of the person's matte (at half), [x0, y0, x1, y1]. */
+/** The box of the person's matte (at half), [x0, y0, x1, y1], found once per analysis (every layer of every try). */
+const personBoxes = new WeakMap<PersonAnalysis, [number, number, number, number]>();
 function personBox(person: PersonAnalysis): [number, number, number, number] {
-  const { data, width, height } = person.matte;
-  const [x0, y0, x1, y1] = summarise(data, width, height)?.box ?? [0, 0, width, height];
-  // summarise's box ends past the last pixel; here it ends on it.
-  return [x0, y0, x1 - 1, y1 - 1];
+  let box = personBoxes.get(person);
+  if (!box) {
+    const { data, width, height } = person.matte;
+    const [x0, y0, x1, y1] = summarise(data, width, height)?.box ?? [0, 0, width, height];
+    // summarise's box ends past the last pixel; here it ends on it.
+    box = [x0, y0, x1 - 1, y1 - 1];
+    personBoxes.set(person, box);
+  }
+  return box;
 }
 
 const UPPER_REGIONS = new Set<number>([REGION.torso, REGION.leftUpperArm, REGION.rightUpperArm]);

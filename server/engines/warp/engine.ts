@@ -124,12 +124,12 @@ export class WarpEngine implements Engine {
     // Face Mesh gives the exact face (kept byte for byte) and a clean skin sample (no eyes, brows, lips or fringe).
     const face = await faces.detect(image, poseHeadBox(person.landmarks) ?? undefined);
     const skin = (face && skinModelFromMask(image, face.skin)) ?? skinModel(image, person);
-    /** One garment placed at a level of caution (see SAFER), or null when it folds even there. */
-    const place = (cutout: GarmentCutout, level: number): Placement | null => {
+    /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
+    const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {
       const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top', essential: level > 0 };
       const garment = level > 1 ? withoutSleeves(cutout) : cutout;
       const placement = placeGarment(garment, body, options);
-      return folds(garment, placement) ? null : placement;
+      return folds(garment, placement) ? null : { garment, placement };
     };
     const draw = (from: number): { rgb: Uint8Array; violations: Violation[]; level: number } => {
       const layers: PlacedLayer[] = [];
@@ -139,12 +139,11 @@ export class WarpEngine implements Engine {
         // A garment whose finer landmarks fold the spline on this body is placed more cautiously; if even the
         // most cautious placement folds it, it cannot be fitted to this pose: a typed failure, never a garbled picture.
         let level = from;
-        let placement = place(cutout, level);
-        while (!placement && level < SAFER) placement = place(cutout, ++level);
-        if (!placement)
-          throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
+        let placed = place(cutout, level);
+        while (!placed && level < SAFER) placed = place(cutout, ++level);
+        if (!placed) throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
         worst = Math.max(worst, level);
-        const layer = renderGarment(level > 1 ? withoutSleeves(cutout) : cutout, placement, image.width, image.height);
+        const layer = renderGarment(placed.garment, placed.placement, image.width, image.height);
         violations.push(...layerViolations(layer, cutout.category, body, person));
         layers.push({ layer, category: cutout.category });
       }

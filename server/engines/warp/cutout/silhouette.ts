@@ -120,8 +120,8 @@ function band(s: Silhouette, a: number, b: number): Row[] {
 }
 
 /**
- * The category a silhouette looks like, from its shape alone (see ShapeFeatures). Measured on the 64 flat and
- * ghost-mannequin garments of the shared fixtures: trousers and shorts split 0.74–1 of their lowest rows into legs,
+ * The category a silhouette looks like, from its shape alone (see ShapeFeatures). Measured on the 64 garments of
+ * the shared fixtures (first round and wide set): trousers and shorts split 0.74–1 of their lowest rows into legs,
  * everything else at most 0.32; dresses are long (2.8 times their width) or long and flaring below a waist (tops
  * that long flare at most 1.39, dresses 1.45 and more); a skirt's waistband fills 0.73 and more of its width a
  * quarter down, a top's neckline and shoulders at most 0.68 (one ghost-mannequin tee 0.87, one maxi skirt 0.66:
@@ -134,17 +134,6 @@ export function categoryOf(s: Silhouette): WarpCategory {
   if (f.topFill >= WAISTBAND) return 'bottom';
   if (openFront(s)) return 'outerwear';
   return 'top';
-}
-
-/** Whether the top edge dips in the middle (a neckline, or the gap between straps) rather than running straight (a waistband). */
-function neckline(s: Silhouette): boolean {
-  const row0 = band(s, 0, 0.05);
-  const left = median(row0.map((r) => r.left));
-  const right = median(row0.map((r) => r.right));
-  const centre = Math.round((left + right) / 2);
-  let highest = Infinity;
-  for (let x = Math.round(left + 0.1 * (right - left)); x < right - 0.1 * (right - left); x++) highest = Math.min(highest, topAt(s, x));
-  return topAt(s, centre) - highest > 0.03 * (s.bottom - s.top + 1);
 }
 
 /** A jacket laid open: a background gap on the centre line running from the neck down most of the garment. */
@@ -481,8 +470,6 @@ export interface ShapeFeatures {
   legSplit: number;
   /** Height over the median width 40–90 % down: long for dresses and trousers, short for tops (sleeves widen it). */
   length: number;
-  /** How far down the widest rows are (0 top, 1 bottom): a skirt's hem, a jacket's sleeves. */
-  widestAt: number;
   /** Width 90 % down over the narrowest width 30–60 % down: a skirt flaring below a waist. */
   skirtFlare: number;
 }
@@ -500,14 +487,10 @@ export function shapeFeatures(s: Silhouette): ShapeFeatures {
       return pb <= centre && a > centre && a - pb < Math.min(pb - pa, b - a);
     }),
   ).length;
-  const maxWidth = Math.max(...s.rows.map(width));
-  const widest: number[] = [];
-  for (let y = s.top; y <= s.bottom; y++) if (width(s.rows[y] ?? null) >= 0.97 * maxWidth) widest.push(y - s.top);
   return {
     topFill: fill(rowAt(0.03)) / Math.max(1, width(rowAt(0.25))),
     legSplit: split / Math.max(1, legs.length),
     length: h / Math.max(1, median(band(s, 0.4, 0.9).map(width))),
-    widestAt: median(widest) / h,
     skirtFlare: width(rowAt(0.9)) / Math.max(1, Math.min(...band(s, 0.3, 0.6).map(width))),
   };
 }
