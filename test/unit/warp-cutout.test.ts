@@ -190,6 +190,18 @@ describe('cutting out through the engine’s entry point', () => {
     },
   );
 
+  test('a split hem is not a body between hanging sleeves: the shoulders stay at the body’s sides', async () => {
+    // The T-shirt with a slit up the front of its hem (a gap on the centre line in its lowest rows, like the two
+    // cuffs of sleeves hanging below a cropped body): read as hanging sleeves, the body would be the slit.
+    const slit = `${TEE}<rect x="292" y="560" width="16" height="100" fill="#ffffff"/>`;
+    const l = (await cutOutGarment(await drawn(slit, 'white'), { category: 'top', analyzer })).landmarks;
+    assert.equal(l.sleevesHang, undefined);
+    const ox = 102;
+    const oy = 142;
+    near(l.leftShoulder, 400 - ox, 150 - oy, 12, 'left shoulder');
+    near(l.rightShoulder, 200 - ox, 150 - oy, 12, 'right shoulder');
+  });
+
   test('a requested category wins over the silhouette', async () => {
     const cut = await cutOutGarment(await drawn(TEE, 'white'), { category: 'outerwear', analyzer });
     assert.equal(cut.category, 'outerwear');

@@ -27,6 +27,8 @@ const ON = 128;
 const BOXY_ARMPIT = 0.28;
 /** Straps: the cup's top edge lies at least this share of the garment's height below the straps' tops. */
 const STRAPS = 0.12;
+/** The body between sleeves hanging beside it is at least this share of the width they span together. */
+const HANGING_BODY = 0.4;
 /** Share of the lowest rows split into legs for trousers or shorts. */
 const LEGS = 0.5;
 /** A top edge this full (of the width a quarter down) is a waistband. */
@@ -168,8 +170,11 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   let bodyRight = median(narrow.map((r) => r[1]));
   // Sleeves hanging down against the body (jackets, jumpers) widen every central run down to the hem; near the
   // hem they part from it, and the body is the run between them there.
+  // The body between hanging sleeves is most of the garment's width; a narrow gap (a split hem, a slit between two
+  // front panels) is not.
   const apart = hangingSleeveBody(s, centre);
-  const hanging = apart !== null && apart[1] - apart[0] < 0.85 * (bodyRight - bodyLeft);
+  const apartWidth = apart ? apart[1] - apart[0] : 0;
+  const hanging = apart !== null && apartWidth < 0.85 * (bodyRight - bodyLeft) && apartWidth > HANGING_BODY * (bodyRight - bodyLeft);
   if (hanging) [bodyLeft, bodyRight] = apart;
   const bodyHalf = (bodyRight - bodyLeft) / 2;
 
