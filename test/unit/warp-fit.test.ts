@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
+import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { renderGarment } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale, sizeIndex } from '../../server/engines/warp/fit/sizing.ts';
@@ -270,5 +271,31 @@ describe('rendering and compositing', () => {
     const distanceToOld = Math.hypot(elbow[0]! - OLD_TOP[0], elbow[1]! - OLD_TOP[1], elbow[2]! - OLD_TOP[2]);
     const distanceToSkin = Math.hypot(elbow[0]! - SKIN[0], elbow[1]! - SKIN[1], elbow[2]! - SKIN[2]);
     assert.ok(distanceToSkin < 50 && distanceToOld > 150, `old sleeve at the elbow became ${elbow}`);
+  });
+});
+
+describe('cloth resting on the shoulders', () => {
+  test('square corners standing off the shoulders go; the torso, the collar and what hangs below the armpits stay', () => {
+    const { person } = syntheticPerson();
+    const body = bodyFrame(person);
+    // A flat garment's square top, drawn as one opaque block from above the shoulders to below the hips.
+    const [x0, y0, width, height] = [100, 120, 200, 280];
+    const layer = {
+      x0,
+      y0,
+      width,
+      height,
+      rgb: new Uint8Array(width * height * 3).fill(200),
+      alpha: new Float32Array(width * height).fill(1),
+      sleeve: new Uint8Array(width * height),
+    };
+    restOnShoulders(layer, body, person);
+    const alpha = (x: number, y: number): number => layer.alpha[(y - y0) * width + x - x0]!;
+    assert.equal(alpha(115, 130), 0, 'a corner above and beyond the right shoulder');
+    assert.equal(alpha(285, 130), 0, 'a corner above and beyond the left shoulder');
+    assert.equal(alpha(200, 200), 1, 'the chest');
+    assert.equal(alpha(200, 125), 1, 'the collar beside the neck');
+    assert.equal(alpha(250, 160), 1, 'the top of the left shoulder');
+    assert.equal(alpha(105, 390), 1, 'loose cloth well below the armpits');
   });
 });

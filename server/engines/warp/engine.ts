@@ -24,6 +24,7 @@ import { compose, type PlacedLayer } from './composite/compose.ts';
 import { bodyFrame } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
+import { restOnShoulders } from './fit/drape.ts';
 import { garmentScale } from './fit/sizing.ts';
 import { faceViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
 import { skinModel, skinModelFromMask } from './composite/colour.ts';
@@ -143,7 +144,9 @@ export class WarpEngine implements Engine {
         while (!placed && level < SAFER) placed = place(cutout, ++level);
         if (!placed) throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
         worst = Math.max(worst, level);
-        const layer = renderGarment(placed.garment, placed.placement, image.width, image.height);
+        const drawn = renderGarment(placed.garment, placed.placement, image.width, image.height);
+        // Cloth rests on the shoulders: a flat garment's square corners do not stand off a sloping body.
+        const layer = cutout.category === 'bottom' ? drawn : restOnShoulders(drawn, body, person);
         violations.push(...layerViolations(layer, cutout.category, body, person));
         layers.push({ layer, category: cutout.category });
       }
