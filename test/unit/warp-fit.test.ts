@@ -8,7 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
+import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
@@ -297,5 +299,59 @@ describe('cloth resting on the shoulders', () => {
     assert.equal(alpha(200, 125), 1, 'the collar beside the neck');
     assert.equal(alpha(250, 160), 1, 'the top of the left shoulder');
     assert.equal(alpha(105, 390), 1, 'loose cloth well below the armpits');
+  });
+});
+
+describe('gaps inside a garment', () => {
+  /** A layer over [x0, x1) × [y0, y1) with solid red where `solid(x)`, blue where `solid(x) === 'blue'`. */
+  const blocks = (x0: number, x1: number, y0: number, y1: number, solid: (x: number) => false | 'red' | 'blue') => {
+    const width = x1 - x0;
+    const height = y1 - y0;
+    const layer = {
+      x0,
+      y0,
+      width,
+      height,
+      rgb: new Uint8Array(width * height * 3),
+      alpha: new Float32Array(width * height),
+      sleeve: new Uint8Array(width * height),
+    };
+    for (let y = 0; y < height; y++) {
+      for (let x = 0; x < width; x++) {
+        const colour = solid(x0 + x);
+        if (!colour) continue;
+        layer.alpha[y * width + x] = 1;
+        layer.rgb.set(colour === 'red' ? [255, 0, 0] : [0, 0, 255], (y * width + x) * 3);
+      }
+    }
+    return {
+      layer,
+      at: (x: number, y: number) => ({
+        alpha: layer.alpha[(y - y0) * width + x - x0]!,
+        rgb: [...layer.rgb.subarray(((y - y0) * width + x - x0) * 3, ((y - y0) * width + x - x0) * 3 + 3)],
+      }),
+    };
+  };
+  const { image, person } = syntheticPerson();
+  const skin = skinModel(image, person);
+  const unit = bodyFrame(person).unit;
+
+  test('a narrow gap over the old top is closed with the colours of its two sides, blended across', () => {
+    const { layer, at } = blocks(150, 250, 200, 220, (x) => (x < 190 ? 'red' : x >= 200 ? 'blue' : false));
+    closeGaps(layer, image, person, skin, unit);
+    assert.equal(at(195, 210).alpha, 1);
+    const [r, , b] = at(195, 210).rgb;
+    assert.ok(r! > 60 && r! < 200 && b! > 60 && b! < 200, `blended: ${at(195, 210).rgb}`);
+  });
+
+  test('a gap over bare skin or the wall, or wider than a garment gap, stays open', () => {
+    // The forearm (skin, with wall beside it) between two pieces at y = 290, around x = 281.
+    const arm = blocks(250, 320, 285, 295, (x) => (x < 266 || x >= 296 ? 'red' : false));
+    closeGaps(arm.layer, image, person, skin, unit);
+    assert.equal(arm.at(281, 290).alpha, 0, 'the forearm');
+    // 30 px over the old top, with a shoulder width of 100 px: wider than a gap inside one garment.
+    const wide = blocks(150, 250, 200, 220, (x) => (x < 180 || x >= 210 ? 'red' : false));
+    closeGaps(wide.layer, image, person, skin, unit);
+    assert.equal(wide.at(195, 210).alpha, 0);
   });
 });

@@ -25,6 +25,7 @@ import { bodyFrame } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { restOnShoulders } from './fit/drape.ts';
+import { closeGaps } from './composite/gaps.ts';
 import { garmentScale } from './fit/sizing.ts';
 import { faceViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
 import { skinModel, skinModelFromMask } from './composite/colour.ts';
@@ -145,8 +146,11 @@ export class WarpEngine implements Engine {
         if (!placed) throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
         worst = Math.max(worst, level);
         const drawn = renderGarment(placed.garment, placed.placement, image.width, image.height);
-        // Cloth rests on the shoulders: a flat garment's square corners do not stand off a sloping body.
-        const layer = cutout.category === 'bottom' ? drawn : restOnShoulders(drawn, body, person);
+        // Cloth rests on the shoulders (a flat garment's square corners do not stand off a sloping body), and narrow
+        // gaps inside a top or dress (between a sleeve and the body) do not let old clothing show through. Between
+        // trouser legs a gap is the gap between the legs.
+        const layer =
+          cutout.category === 'bottom' ? drawn : closeGaps(restOnShoulders(drawn, body, person), image, person, skin, body.unit);
         violations.push(...layerViolations(layer, cutout.category, body, person));
         layers.push({ layer, category: cutout.category });
       }
