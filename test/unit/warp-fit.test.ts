@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import { skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
+import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
@@ -353,5 +354,34 @@ describe('gaps inside a garment', () => {
     const wide = blocks(150, 250, 200, 220, (x) => (x < 180 || x >= 210 ? 'red' : false));
     closeGaps(wide.layer, image, person, skin, unit);
     assert.equal(wide.at(195, 210).alpha, 0);
+  });
+});
+
+describe('the old waistband above new bottoms', () => {
+  /** The drawn person in a red top over the drawn trousers, with new bottoms covering from `from` down. */
+  const setting = (top: [number, number, number]) => {
+    const { image, person } = syntheticPerson();
+    for (let y = 140; y < 310; y++) for (let x = 155; x <= 245; x++) image.data.set(top, (y * W + x) * 3);
+    const coverage = new Float32Array(W * H);
+    for (let y = 330; y < 560; y++) for (let x = 160; x <= 240; x++) coverage[y * W + x] = 1;
+    const out = new Uint8Array(image.data);
+    const skin = skinModel(image, person);
+    return { image, person, coverage, out, skin, torsoLength: 150 };
+  };
+
+  test('becomes the top it was worn with, mirrored at the old waistband', () => {
+    const input = setting([200, 60, 60]);
+    assert.ok(replaceWaistBand(input) > 0);
+    // The old trousers from y 310 to 329 above the new bottoms: now the red top.
+    assert.deepEqual([...input.out.subarray((320 * W + 200) * 3, (320 * W + 200) * 3 + 3)], [200, 60, 60]);
+    // Below the new waistband and above the old one nothing changes.
+    assert.deepEqual([...input.out.subarray((300 * W + 200) * 3, (300 * W + 200) * 3 + 3)], [200, 60, 60]);
+    assert.deepEqual([...input.out.subarray((340 * W + 200) * 3, (340 * W + 200) * 3 + 3)], [60, 70, 80]);
+  });
+
+  test('stays when the top and the old trousers cannot be told apart by colour', () => {
+    const input = setting([70, 75, 85]);
+    assert.equal(replaceWaistBand(input), 0);
+    assert.deepEqual(input.out, new Uint8Array(input.image.data));
   });
 });

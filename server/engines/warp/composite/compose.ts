@@ -16,7 +16,8 @@
  * and background are untouched.
  */
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
-import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { replaceWaistBand } from './bands.ts';
 import { boxMean } from '../../../vision/matte.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
@@ -68,9 +69,18 @@ export function compose(input: ComposeInput): Uint8Array {
   const lum = new Float32Array(width * height);
   for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
   const skin = input.skin ?? skinModel(image, person);
-  removeOldClothing(out, image, person, skin, lum, coverage, replaced(layers.map((l) => l.category)));
+  const categories = layers.map((l) => l.category);
+  removeOldClothing(out, image, person, skin, lum, coverage, replaced(categories));
+  // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
+  if (categories.length > 0 && categories.every((c) => c === 'bottom'))
+    replaceWaistBand({ out, image, person, skin, coverage, torsoLength: torsoLengthOf(person) });
   for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
   return out;
+}
+
+function torsoLengthOf(person: PersonAnalysis): number {
+  const [ls, rs, lh, rh] = [POSE.leftShoulder, POSE.rightShoulder, POSE.leftHip, POSE.rightHip].map((k) => person.landmarks[k]!);
+  return Math.hypot((ls!.x + rs!.x - lh!.x - rh!.x) / 2, (ls!.y + rs!.y - lh!.y - rh!.y) / 2);
 }
 
 /** How much of each photo pixel the new garments cover together (the most opaque layer's alpha). */

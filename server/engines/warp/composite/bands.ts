@@ -1,0 +1,114 @@
+/**
+ * The leftover band of old bottoms above new ones: old trousers whose
+ * waistband sat higher than the new jeans' show as a band above theirs.
+ * What was under that band is the top tucked into or hanging over the old
+ * trousers, so the band becomes that top, mirrored at the old waistband,
+ * column by column: its texture and shading come from the photo itself.
+ *
+ * The opposite band (an old T-shirt longer than a new top, below its hem)
+ * is not replaced this way: hands in pockets and long tunics there made
+ * mirrored trousers look like pasted blocks; the old-clothing check deals
+ * with it.
+ */
+import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { clothingColour, isSkin, type SkinModel } from './colour.ts';
+
+/**
+ * Old garment and neighbour must differ this much in mean colour to be told apart pixel by pixel; a band may be
+ * at most `longest` torso lengths long (a longer one is a tunic or a dress, not a hem); `gap` pixels of another
+ * colour (a stripe, a seam) do not end a band; a column's band ends where its neighbours' do, within `window`
+ * torso lengths.
+ */
+const BAND = { contrast: 45, longest: 0.45, gap: 2, window: 0.06 } as const;
+
+const UPPER = new Set<number>([REGION.torso]);
+const LOWER = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg]);
+const TRUNK = new Set<number>([REGION.torso, REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg]);
+
+export interface BandInput {
+  out: Uint8Array;
+  image: RawImage;
+  person: PersonAnalysis;
+  skin: SkinModel | null;
+  /** How much of each pixel the new garments cover. */
+  coverage: Float32Array;
+  torsoLength: number;
+}
+
+/** Replaces the band in `out` (see above) when new bottoms alone are drawn; returns how many pixels it replaced. */
+export function replaceWaistBand(input: BandInput): number {
+  const { out, image, person, skin, coverage, torsoLength } = input;
+  const { width, height, data, channels } = image;
+  const top = clothingColour(image, person, UPPER, skin);
+  const bottom = clothingColour(image, person, LOWER, skin);
+  if (!top || !bottom || Math.hypot(top[0] - bottom[0], top[1] - bottom[1], top[2] - bottom[2]) < BAND.contrast) return 0;
+  const [old, next] = [bottom, top];
+  // Going from the new waistband up into the band.
+  const step = -1;
+  const longest = Math.round(BAND.longest * torsoLength);
+  const isOld = (i: number): boolean => {
+    if (person.matte.data[i]! < 128 || !TRUNK.has(person.layout.labels[i]!)) return false;
+    const j = i * channels;
+    const r = data[j]!;
+    const g = data[j + 1]!;
+    const b = data[j + 2]!;
+    if (skin && isSkin(skin, r, g, b)) return false;
+    return Math.hypot(r - old[0], g - old[1], b - old[2]) < Math.hypot(r - next[0], g - next[1], b - next[2]);
+  };
+  // Per column: the new waistband (the highest covered pixel) and the band's far end.
+  const edges = new Int32Array(width).fill(-1);
+  const ends = new Int32Array(width).fill(-1);
+  for (let x = 0; x < width; x++) {
+    let edge = -1;
+    for (let y = step > 0 ? height - 1 : 0; y >= 0 && y < height; y -= step) {
+      if (coverage[y * width + x]! >= 0.5) {
+        edge = y;
+        break;
+      }
+    }
+    if (edge < 0) continue;
+    edges[x] = edge;
+    let end = edge;
+    let misses = 0;
+    for (let y = edge + step; y >= 0 && y < height && Math.abs(y - edge) <= longest + BAND.gap; y += step) {
+      if (coverage[y * width + x]! >= 0.5) break;
+      if (isOld(y * width + x)) {
+        end = y;
+        misses = 0;
+      } else if (++misses > BAND.gap) break;
+    }
+    if (end !== edge) ends[x] = end;
+  }
+  // The old waistband is one line, not a column's guess: each column takes the median end of its neighbours, and
+  // none where most of them found no band (a hand, a belt of the top's colour).
+  const half = Math.max(2, Math.round(BAND.window * torsoLength));
+  let replacedPixels = 0;
+  for (let x = 0; x < width; x++) {
+    const edge = edges[x]!;
+    if (edge < 0) continue;
+    const near: number[] = [];
+    let columns = 0;
+    for (let k = Math.max(0, x - half); k <= Math.min(width - 1, x + half); k++) {
+      if (edges[k]! < 0) continue;
+      columns++;
+      if (ends[k]! >= 0) near.push(ends[k]!);
+    }
+    if (near.length * 2 <= columns) continue;
+    near.sort((p, q) => p - q);
+    const end = near[near.length >> 1]!;
+    const length = (end - edge) * step;
+    if (length <= 0 || length > longest) continue;
+    // Mirrored at the band's far end: the row `d` into the band takes the row `d` beyond it.
+    for (let d = 1; d <= length; d++) {
+      const y = edge + d * step;
+      const source = end + (length - d + 1) * step;
+      if (source < 0 || source >= height) continue;
+      const i = y * width + x;
+      const s = source * width + x;
+      if (coverage[i]! > 0.02 || !isOld(i) || person.matte.data[s]! < 128 || !TRUNK.has(person.layout.labels[s]!)) continue;
+      for (let c = 0; c < 3; c++) out[i * 3 + c] = data[s * channels + c]!;
+      replacedPixels++;
+    }
+  }
+  return replacedPixels;
+}
