@@ -1,0 +1,71 @@
+/**
+ * A phone-sized customer photo through the warp engine (in process): the try-on is made on a working copy at the
+ * engine's resolution and blended back, so the result has the photo's own size, the pixels the try-on did not
+ * change keep the photo's full-resolution bytes, and the torso is the garment's. Skipped without ../shared's photos.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import sharp from 'sharp';
+import type { EngineRequest } from '../../server/engines/types.ts';
+import { WarpEngine } from '../../server/engines/warp/engine.ts';
+import { readRawImage } from '../../server/vision/person.ts';
+
+const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures');
+const PERSON = join(FIXTURES, 'people', 'generated_model_1.png');
+const TOP = join(FIXTURES, 'garments', 'upper_viton_00055_00.jpg');
+const HAVE_PHOTOS = [PERSON, TOP].every((file) => existsSync(file));
+
+describe('a phone-sized photo through the warp engine', { skip: HAVE_PHOTOS ? false : 'no ../shared/fixtures photos' }, () => {
+  const work = mkdtempSync(join(tmpdir(), 'fittingroom-large-test-'));
+  const engine = new WarpEngine();
+  before(async () => {
+    await engine.load();
+  });
+  after(async () => {
+    await engine.dispose();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  test('worked on small, blended back: the photo’s size, its own bytes where nothing changed, the try-on drawn', async () => {
+    const large = join(work, 'person.png');
+    const { width, height } = await sharp(PERSON).metadata();
+    const W = width! * 3;
+    const H = height! * 3;
+    writeFileSync(large, await sharp(PERSON).resize(W, H, { kernel: 'lanczos3' }).png({ compressionLevel: 1 }).toBuffer());
+    const request: EngineRequest = {
+      genId: 'large',
+      selfie: { path: large, format: 'png', width: W, height: H },
+      items: [{ path: TOP, format: 'jpeg', width: 768, height: 1024 }],
+      categories: ['top'],
+      size: 'M',
+      personSize: 'M',
+      fit: 'regular',
+      styling: [],
+      workDir: work,
+    };
+    const result = await engine.run(request, { signal: new AbortController().signal, onProgress: () => {} });
+    const out = await readRawImage(result.image);
+    const photo = await readRawImage(large);
+    assert.deepEqual([out.width, out.height], [W, H]);
+    // The top rows (wall above the head) are the photo's bytes, not its working copy scaled back up.
+    const rows = 20 * W * 3;
+    const same = (a: Uint8Array, b: Uint8Array, n: number): boolean => a.subarray(0, n).every((v, i) => v === b[i]);
+    const rgbOf = (image: typeof photo): Uint8Array => {
+      if (image.channels === 3) return image.data;
+      const rgb = new Uint8Array(image.width * image.height * 3);
+      for (let i = 0, j = 0; i < rgb.length; i += 3, j += image.channels) rgb.set(image.data.subarray(j, j + 3), i);
+      return rgb;
+    };
+    const [o, p] = [rgbOf(out), rgbOf(photo)];
+    assert.ok(same(o, p, rows), 'the wall above the head keeps its full-resolution bytes');
+    // Most of the photo changed nowhere: well over half its pixels are byte for byte the photo's.
+    let unchanged = 0;
+    for (let i = 0; i < W * H; i++)
+      if (o[i * 3] === p[i * 3] && o[i * 3 + 1] === p[i * 3 + 1] && o[i * 3 + 2] === p[i * 3 + 2]) unchanged++;
+    assert.ok(unchanged > 0.5 * W * H, `${((100 * unchanged) / (W * H)).toFixed(1)} % unchanged`);
+    assert.ok(unchanged < 0.97 * W * H, 'and the garment was drawn');
+  });
+});
