@@ -6,7 +6,7 @@
 export type { GenerationView as TryOn } from '../server/api/views.ts';
 export type { AccountSummary as Account } from '../server/credits/ledger.ts';
 export type { EngineDescription as Engine } from '../server/engines/types.ts';
-export type { ProblemBody as Problem } from '../server/api/errors.ts';
+export type { ProblemBody as Problem } from '../server/kernel/errors.ts';
 export type { UsageReport as Usage, Granularity } from '../server/credits/usage.ts';
 export type { Redemption } from '../server/vouchers/redeem.ts';
 import type { LedgerEntry } from '../server/store/schema.ts';

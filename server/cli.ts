@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { defaultDataDir } from './config.ts';
-import { ApiError } from './api/errors.ts';
+import { ApiError } from './kernel/errors.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey } from './keys/api-keys.ts';
 import { DataDirLockedError, Store } from './store/db.ts';
 import { parseCredits, parseExpiry, readIssuerKey, writeIssuerKey } from './vouchers/issuer.ts';

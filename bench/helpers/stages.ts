@@ -18,7 +18,7 @@ import { removeGenerationImages, storeImage } from '../../server/images/files.ts
 import { createGeneration } from '../../server/jobs/generations.ts';
 import { createKey } from '../../server/keys/api-keys.ts';
 import { Store } from '../../server/store/db.ts';
-import { newId } from '../../server/store/ids.ts';
+import { newId } from '../../server/kernel/ids.ts';
 import type { StoredImage } from '../../server/store/schema.ts';
 import { median } from './stats.ts';
 

@@ -3,7 +3,7 @@
  * Integration tests validate every real response against it
  * (test/helpers/openapi-check.ts), so it cannot drift from the code.
  */
-import { PROBLEMS } from './errors.ts';
+import { PROBLEMS } from '../kernel/errors.ts';
 import { common, GEN_ID, idParam, json, problem, ref, TIMESTAMP } from './openapi-parts.ts';
 import { creditPaths, creditSchemas } from '../vouchers/openapi.ts';
 import { webhookPaths, webhookSchemas } from '../webhooks/openapi.ts';

@@ -3,7 +3,7 @@
  * once. Images are only checked for presence and count here; their bytes are
  * checked by the images module.
  */
-import { ApiError, type FieldError } from './errors.ts';
+import { ApiError, type FieldError } from '../kernel/errors.ts';
 import type { GarmentCategory, ImageFormat } from '../engines/types.ts';
 import type { Fit, GenerationParams } from '../store/schema.ts';
 

@@ -9,8 +9,8 @@
  * These functions run inside `Store.mutate`, so they check first and append
  * last: a refused reservation changes nothing.
  */
-import { ApiError } from '../api/errors.ts';
-import { newId } from '../store/ids.ts';
+import { ApiError } from '../kernel/errors.ts';
+import { newId } from '../kernel/ids.ts';
 import type { CreditLot, LedgerBase, LedgerEntry, LedgerEntryType, State } from '../store/schema.ts';
 
 export interface LotBalance {

@@ -5,7 +5,7 @@
  * period of its `completedAt`; credits used are the `capture` entries of the
  * ledger in the period. Periods are UTC days or hours.
  */
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import type { GenerationRecord, LedgerEntry } from '../store/schema.ts';
 
 export type Granularity = 'day' | 'hour';

@@ -4,11 +4,11 @@
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ApiError, validationError, type FieldError } from '../api/errors.ts';
+import { ApiError, validationError, type FieldError } from '../kernel/errors.ts';
 import { normalizeSize } from '../api/validate-submit.ts';
 import { prepareImage, type ImageLimits } from '../images/index.ts';
-import { mkdirDurably, writeFileDurably } from '../store/durable-fs.ts';
-import { newId } from '../store/ids.ts';
+import { mkdirDurably, writeFileDurably } from '../kernel/durable-fs.ts';
+import { newId } from '../kernel/ids.ts';
 import type { CatalogueGarment, StoredImage } from '../store/schema.ts';
 import type { GarmentView } from './contract.ts';
 

@@ -8,7 +8,7 @@
  */
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import sharp, { type Metadata } from 'sharp';
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import { PersonAnalyzer } from '../vision/person.ts';
 import { POSE, VisionError, type Landmark, type RawImage } from '../vision/types.ts';
 import type { FramingAdvice, FramingAdviceCode } from './contract.ts';

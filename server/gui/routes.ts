@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import { apiKey, requireScope } from '../api/middleware/api-key.ts';
 import { jsonBody } from '../api/middleware/json-body.ts';
 import { requestId } from '../api/middleware/request-id.ts';

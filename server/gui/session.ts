@@ -8,9 +8,9 @@
  */
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import { createKey, generateKey, isKeyActive } from '../keys/api-keys.ts';
-import { newId } from '../store/ids.ts';
+import { newId } from '../kernel/ids.ts';
 import type { ApiKeyRecord, GuiSession, State } from '../store/schema.ts';
 
 export const SESSION_COOKIE = 'fr_session';

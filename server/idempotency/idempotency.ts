@@ -10,7 +10,7 @@
  * committed nothing.
  */
 import { createHash } from 'node:crypto';
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import type { IdempotencyRecord, State } from '../store/schema.ts';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

@@ -5,7 +5,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import type { DecodedImage, ImageLimits } from './types.ts';
 
 // A search for the first bad character is ~6× faster than an anchored whole-string match on megabytes.

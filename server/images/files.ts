@@ -5,7 +5,7 @@
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ImageFormat } from '../engines/types.ts';
-import { mkdirDurably, writeFileDurably } from '../store/durable-fs.ts';
+import { mkdirDurably, writeFileDurably } from '../kernel/durable-fs.ts';
 import type { StoredImage } from '../store/schema.ts';
 
 const EXTENSIONS: Record<ImageFormat, string> = { jpeg: 'jpg', png: 'png', webp: 'webp' };

@@ -5,7 +5,7 @@
  */
 
 import sharp, { type Sharp } from 'sharp';
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import type { DecodedImage, ImageLimits, ImageProbe, NormalizedImage } from './types.ts';
 
 function encode(image: Sharp, format: ImageProbe['format']): Sharp {

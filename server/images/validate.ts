@@ -3,7 +3,7 @@
  * before sharp ever sees the bytes, so a decompression bomb costs nothing.
  */
 
-import { ApiError, type ProblemCode } from '../api/errors.ts';
+import { ApiError, type ProblemCode } from '../kernel/errors.ts';
 import { probeImage, sniffFormat } from './probe.ts';
 import type { DecodedImage, ImageLimits, ImageProbe } from './types.ts';
 

@@ -3,7 +3,7 @@
  * `Store.mutate`, keeps the ledger in step (reserve on create, capture on
  * complete, release on fail and cancel) and checks before it changes.
  */
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import { captureCredit, releaseCredit, reserveCredit } from '../credits/ledger.ts';
 import type { GenerationErrorCode } from '../engines/types.ts';
 import type { GenerationParams, GenerationRecord, State, StoredImage } from '../store/schema.ts';

@@ -5,8 +5,8 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { ApiError } from '../api/errors.ts';
-import { newId } from '../store/ids.ts';
+import { ApiError } from '../kernel/errors.ts';
+import { newId } from '../kernel/ids.ts';
 import type { ApiKeyRecord, KeyScope, State } from '../store/schema.ts';
 
 const PREFIX = 'fr_live_';

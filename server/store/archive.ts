@@ -10,7 +10,7 @@
  */
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mkdirDurably } from './durable-fs.ts';
+import { mkdirDurably } from '../kernel/durable-fs.ts';
 import type { GenerationRecord, LedgerEntry } from './schema.ts';
 
 const GENERATIONS = 'generations.jsonl';

@@ -18,7 +18,7 @@ import { Low, type Adapter } from 'lowdb';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-json-adapter.ts';
-import { mkdirDurably } from './durable-fs.ts';
+import { mkdirDurably } from '../kernel/durable-fs.ts';
 import { emptyState, migrate, type State } from './schema.ts';
 
 interface Waiter {

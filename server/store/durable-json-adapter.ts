@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Adapter } from 'lowdb';
-import { writeFileDurably } from './durable-fs.ts';
+import { writeFileDurably } from '../kernel/durable-fs.ts';
 
 export class DurableJsonFile<T> implements Adapter<T> {
   readonly path: string;

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, open, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { writeFileDurably } from '../store/durable-fs.ts';
+import { writeFileDurably } from '../kernel/durable-fs.ts';
 import { CONVERTER_VERSION, convertTflite } from './tflite-to-onnx/convert.ts';
 import type { WeightPrecision } from './tflite-to-onnx/graph-builder.ts';
 

@@ -3,7 +3,7 @@ import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { chmod, open, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseInstant } from '../credits/usage.ts';
-import { fsyncDir } from '../store/durable-fs.ts';
+import { fsyncDir } from '../kernel/durable-fs.ts';
 import { MAX_VOUCHER_CREDITS } from './voucher.ts';
 
 /** Writes a private key file (mode 0600), durably; refuses to overwrite one, since a lost issuer key cannot be recovered. */

@@ -1,5 +1,5 @@
 /** Redeeming a verified voucher: one ledger entry and one voucher record, in one mutation. */
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import { accountSummary, redeemCredits } from '../credits/ledger.ts';
 import type { State } from '../store/schema.ts';
 import type { VoucherPayload } from './voucher.ts';

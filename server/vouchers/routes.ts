@@ -1,6 +1,6 @@
 /** Credit calls of contract 2.8 beyond the account: redeem, usage, ledger. */
 import { Router } from 'express';
-import { ApiError, validationError } from '../api/errors.ts';
+import { ApiError, validationError } from '../kernel/errors.ts';
 import { requireScope } from '../api/middleware/api-key.ts';
 import { allGenerations, allLedgerEntries, ledgerPage } from '../credits/history.ts';
 import { parseUsageQuery, usageReport } from '../credits/usage.ts';

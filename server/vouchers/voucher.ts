@@ -11,7 +11,7 @@
  * is a hint only, since the signature must still verify under that key.
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { newId } from '../store/ids.ts';
+import { newId } from '../kernel/ids.ts';
 
 const PREFIX = 'frv1';
 /** Longer texts are refused before anything is decoded. */

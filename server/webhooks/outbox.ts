@@ -5,9 +5,9 @@
  * once, the same `webhook-id` on every attempt). Every function here runs
  * inside `Store.mutate` and checks before it changes.
  */
-import { ApiError } from '../api/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import { accountSummary } from '../credits/ledger.ts';
-import { newId } from '../store/ids.ts';
+import { newId } from '../kernel/ids.ts';
 import type { GenerationRecord, State, WebhookAttempt, WebhookEvent, WebhookEventType } from '../store/schema.ts';
 
 const TYPES: Record<Exclude<GenerationRecord['status'], 'pending'>, WebhookEventType> = {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import sharp from 'sharp';
-import { ApiError } from '../../server/api/errors.ts';
+import { ApiError } from '../../server/kernel/errors.ts';
 import { adviceFor, FRAMING_MESSAGES, FRAMING_RULES, FramingGuide } from '../../server/gui/framing.ts';
 import { POSE, VisionError, type Landmark, type PersonAnalysis } from '../../server/vision/types.ts';
 

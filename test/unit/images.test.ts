@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { ApiError } from '../../server/api/errors.ts';
+import { ApiError } from '../../server/kernel/errors.ts';
 import {
   DEFAULT_IMAGE_LIMITS,
   checkImage,

@@ -9,7 +9,7 @@ import {
   releaseCredit,
   reserveCredit,
 } from '../../server/credits/ledger.ts';
-import { ApiError } from '../../server/api/errors.ts';
+import { ApiError } from '../../server/kernel/errors.ts';
 import { emptyState, type State } from '../../server/store/schema.ts';
 import { assertLedgerInvariants } from '../helpers/invariants.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApiError } from '../../server/api/errors.ts';
+import { ApiError } from '../../server/kernel/errors.ts';
 import { allGenerations, allLedgerEntries, ledgerPage, type ArchiveReader } from '../../server/credits/history.ts';
 import { parseInstant, parseUsageQuery, usageReport } from '../../server/credits/usage.ts';
 import { emptyState, type GenerationRecord, type LedgerEntry } from '../../server/store/schema.ts';

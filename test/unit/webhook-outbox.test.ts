@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { ApiError } from '../../server/api/errors.ts';
+import { ApiError } from '../../server/kernel/errors.ts';
 import { grantTrial } from '../../server/credits/ledger.ts';
 import { cancelGeneration, completeGeneration, createGeneration, failGeneration } from '../../server/jobs/generations.ts';
 import { emptyState, type State, type WebhookEvent } from '../../server/store/schema.ts';
-import { newId } from '../../server/store/ids.ts';
+import { newId } from '../../server/kernel/ids.ts';
 import { pruneSettledEvents, recordAttempt, redeliverEvent } from '../../server/webhooks/outbox.ts';
 import { ensureSecret, rotateSecret, secretView, signingSecrets } from '../../server/webhooks/secrets.ts';
 

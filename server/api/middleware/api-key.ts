@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import { findActiveKey } from '../../keys/api-keys.ts';
 import { checkCsrf, findSession, sessionTokenOf } from '../../gui/session.ts';
 import type { Store } from '../../store/db.ts';

@@ -1,5 +1,5 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
 
 export interface JsonBodyOptions {
   limitBytes: number;

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import '../request-context.ts';
 
 /** 404 for every path no route matched. */

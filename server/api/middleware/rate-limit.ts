@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import '../request-context.ts';
 
 export interface RateLimitOptions {

@@ -1,6 +1,6 @@
 /** Key management (contract 2.7); admin keys only. */
 import { Router } from 'express';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey, rotateKey } from '../../keys/api-keys.ts';
 import type { AppDeps } from '../../app.ts';
 

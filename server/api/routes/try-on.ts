@@ -3,7 +3,7 @@
  * image, cancel, erase, list.
  */
 import { Router, type Request, type Response } from 'express';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import { authOf } from '../request-context.ts';
 import { checkSubmission } from '../validate-submit.ts';
 import { generationView, statusUrl, type ViewContext } from '../views.ts';
@@ -12,7 +12,7 @@ import { fingerprint, parseIdempotencyKey, rememberReply, type Admission } from 
 import { checkImage, decodeImageField, normalizeImage } from '../../images/index.ts';
 import { contentType, readImage, removeGenerationImages, storeImage } from '../../images/files.ts';
 import { cancelGeneration, createGeneration, getGeneration, isTerminal, markErased } from '../../jobs/generations.ts';
-import { newId } from '../../store/ids.ts';
+import { newId } from '../../kernel/ids.ts';
 import type { Archive } from '../../store/archive.ts';
 import type { GenerationRecord, GenerationStatus } from '../../store/schema.ts';
 import type { AppDeps } from '../../app.ts';
