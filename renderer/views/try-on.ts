@@ -34,7 +34,7 @@ interface Picked {
 
 function sizeSelect(id: string, value: string, preferred: string[] = []): HTMLSelectElement {
   const select = h('select', { id, class: 'big-select' });
-  const group = (label: string, sizes: string[]): HTMLOptGroupElement =>
+  const group = (label: string, sizes: readonly string[]): HTMLOptGroupElement =>
     h('optgroup', { label }, ...sizes.map((size) => h('option', { value: size, selected: size === value }, size)));
   if (preferred.length > 0) select.append(group('This garment', preferred));
   select.append(group('Letter', LETTER_SIZES), group('EU', EU_SIZES), group('Waist', WAIST_SIZES));

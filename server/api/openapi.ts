@@ -4,6 +4,7 @@
  * (test/helpers/openapi-check.ts), so it cannot drift from the code.
  */
 import { PROBLEMS } from '../kernel/errors.ts';
+import { FITS, GARMENT_CATEGORIES, IMAGE_FORMATS, OCCASIONS, STYLINGS } from '../kernel/vocabulary.ts';
 import { common, GEN_ID, idParam, json, problem, ref, TIMESTAMP } from './openapi-parts.ts';
 import { creditPaths, creditSchemas } from '../vouchers/openapi.ts';
 import { webhookPaths, webhookSchemas } from '../webhooks/openapi.ts';
@@ -52,13 +53,13 @@ const schemas = {
       items: { type: 'array', minItems: 1, maxItems: 4, items: IMAGE },
       size: SIZE,
       personSize: SIZE,
-      fit: { enum: ['slim', 'regular', 'relaxed', 'oversized'] },
-      occasion: { enum: ['casual', 'business', 'formal', 'party', 'sport', 'outdoor'] },
-      styling: { type: 'array', items: { enum: ['tucked', 'untucked', 'open', 'closed', 'sleeves-rolled'] } },
-      categories: { type: 'array', items: { enum: ['auto', 'top', 'bottom', 'dress', 'outerwear'] } },
+      fit: { enum: [...FITS] },
+      occasion: { enum: [...OCCASIONS] },
+      styling: { type: 'array', items: { enum: [...STYLINGS] } },
+      categories: { type: 'array', items: { enum: [...GARMENT_CATEGORIES] } },
       engine: { type: 'string' },
       seed: { type: 'integer', minimum: 0 },
-      outputFormat: { enum: ['jpeg', 'png', 'webp'] },
+      outputFormat: { enum: [...IMAGE_FORMATS] },
       webhookUrl: { type: 'string', format: 'uri', maxLength: 2048 },
     },
   },

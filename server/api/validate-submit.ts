@@ -4,15 +4,24 @@
  * checked by the images module.
  */
 import { ApiError, type FieldError } from '../kernel/errors.ts';
-import type { GarmentCategory, ImageFormat } from '../engines/types.ts';
-import type { Fit, GenerationParams } from '../store/schema.ts';
+import type { GenerationParams } from '../store/schema.ts';
+import {
+  FITS,
+  GARMENT_CATEGORIES,
+  IMAGE_FORMATS,
+  OCCASIONS,
+  SIZE_RULE,
+  STYLINGS,
+  isOneOf as oneOf,
+  normalizeSize,
+  type Fit,
+  type GarmentCategory,
+  type ImageFormat,
+  type Occasion,
+  type Styling,
+} from '../kernel/vocabulary.ts';
 
-const LETTER_SIZES = ['XXS', 'XS', 'S', 'M', 'L', 'XL', 'XXL', '3XL', '4XL'];
-const FITS: Fit[] = ['slim', 'regular', 'relaxed', 'oversized'];
-const OCCASIONS = ['casual', 'business', 'formal', 'party', 'sport', 'outdoor'];
-const STYLING = ['tucked', 'untucked', 'open', 'closed', 'sleeves-rolled'];
-const CATEGORIES: GarmentCategory[] = ['auto', 'top', 'bottom', 'dress', 'outerwear'];
-const FORMATS: ImageFormat[] = ['jpeg', 'png', 'webp'];
+export { normalizeSize };
 const KNOWN_FIELDS = new Set([
   'selfie',
   'items',
@@ -28,24 +37,6 @@ const KNOWN_FIELDS = new Set([
   'webhookUrl',
 ]);
 
-/** The canonical form of a size (`m` → `M`, `2XL` → `XXL`, `w32` → `W32`), or null if it is not one. */
-export function normalizeSize(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
-  const upper = value.trim().toUpperCase();
-  const letter = upper === '2XL' ? 'XXL' : upper;
-  if (LETTER_SIZES.includes(letter)) return letter;
-  if (/^\d{2}$/.test(upper)) {
-    const n = Number(upper);
-    return n >= 30 && n <= 64 && n % 2 === 0 ? upper : null;
-  }
-  const waist = /^W(\d{2})$/.exec(upper);
-  if (waist) {
-    const n = Number(waist[1]);
-    return n >= 24 && n <= 44 ? `W${n}` : null;
-  }
-  return null;
-}
-
 /** The body of POST /api/v1/try-on as a client writes it (contract 2.1). */
 export interface TryOnRequest {
   /** base64 or a data:image/...;base64, URL */
@@ -54,8 +45,8 @@ export interface TryOnRequest {
   size: string;
   personSize?: string;
   fit?: Fit;
-  occasion?: 'casual' | 'business' | 'formal' | 'party' | 'sport' | 'outdoor';
-  styling?: Array<'tucked' | 'untucked' | 'open' | 'closed' | 'sleeves-rolled'>;
+  occasion?: Occasion;
+  styling?: Styling[];
   categories?: GarmentCategory[];
   engine?: string;
   seed?: number;
@@ -69,10 +60,6 @@ export interface CheckedSubmission {
   items: string[];
   engine?: string;
   params: GenerationParams;
-}
-
-function oneOf<T extends string>(value: unknown, allowed: readonly T[]): value is T {
-  return typeof value === 'string' && (allowed as readonly string[]).includes(value);
 }
 
 /** Checks every field of a submission; a 422 lists all that are wrong. */
@@ -94,7 +81,7 @@ export function checkSubmission(body: unknown): CheckedSubmission {
   else items.forEach((item, i) => typeof item !== 'string' && fail(`items[${i}]`, 'must be a base64 image or data URL'));
 
   const size = normalizeSize(input.size);
-  if (size === null) fail('size', 'must be a letter size (XXS–4XL), an even EU size 30–64, or a waist W24–W44');
+  if (size === null) fail('size', `must be ${SIZE_RULE}`);
   let personSize = size;
   if (input.personSize !== undefined) {
     personSize = normalizeSize(input.personSize);
@@ -104,14 +91,16 @@ export function checkSubmission(body: unknown): CheckedSubmission {
   if (input.occasion !== undefined && !oneOf(input.occasion, OCCASIONS)) fail('occasion', `must be one of ${OCCASIONS.join(', ')}`);
   if (input.styling !== undefined) {
     if (!Array.isArray(input.styling)) fail('styling', 'must be an array');
-    else input.styling.forEach((s, i) => !oneOf(s, STYLING) && fail(`styling[${i}]`, `must be one of ${STYLING.join(', ')}`));
+    else input.styling.forEach((s, i) => !oneOf(s, STYLINGS) && fail(`styling[${i}]`, `must be one of ${STYLINGS.join(', ')}`));
   }
   let categories: GarmentCategory[] = Array.isArray(items) ? items.map(() => 'auto') : [];
   if (input.categories !== undefined) {
     if (!Array.isArray(input.categories)) fail('categories', 'must be an array');
     else {
       if (Array.isArray(items) && input.categories.length !== items.length) fail('categories', 'must have one entry per item');
-      input.categories.forEach((c, i) => !oneOf(c, CATEGORIES) && fail(`categories[${i}]`, `must be one of ${CATEGORIES.join(', ')}`));
+      input.categories.forEach(
+        (c, i) => !oneOf(c, GARMENT_CATEGORIES) && fail(`categories[${i}]`, `must be one of ${GARMENT_CATEGORIES.join(', ')}`),
+      );
       categories = input.categories as GarmentCategory[];
     }
   }
@@ -119,7 +108,8 @@ export function checkSubmission(body: unknown): CheckedSubmission {
     fail('engine', 'must be an engine id');
   if (input.seed !== undefined && (!Number.isSafeInteger(input.seed) || (input.seed as number) < 0))
     fail('seed', 'must be a non-negative integer');
-  if (input.outputFormat !== undefined && !oneOf(input.outputFormat, FORMATS)) fail('outputFormat', `must be one of ${FORMATS.join(', ')}`);
+  if (input.outputFormat !== undefined && !oneOf(input.outputFormat, IMAGE_FORMATS))
+    fail('outputFormat', `must be one of ${IMAGE_FORMATS.join(', ')}`);
   if (input.webhookUrl !== undefined) {
     const problem = webhookUrlProblem(input.webhookUrl);
     if (problem) fail('webhookUrl', problem);

@@ -3,6 +3,7 @@
  * (child), sent over the IPC channel with 'advanced' serialization so that
  * result images travel as binary, not JSON.
  */
+import { GENERATION_ERROR_CODES, isOneOf } from '../kernel/vocabulary.ts';
 import type { EngineDescription, EngineRequest, EngineSpec, EngineStage, GenerationErrorCode, ImageFormat } from './types.ts';
 
 /** Parent → child. */
@@ -20,17 +21,7 @@ export type HostEvent =
   /** Resident memory in bytes, for platforms where the parent cannot read it itself. */
   | { type: 'heartbeat'; rss: number };
 
-const errorCodes = {
-  no_person_detected: true,
-  multiple_people: true,
-  pose_unsupported: true,
-  garment_not_detected: true,
-  engine_unavailable: true,
-  engine_failed: true,
-  timeout: true,
-} satisfies Record<GenerationErrorCode, true>;
-
 /** Whether a value is one of the generation error codes engines may report. */
 export function isGenerationErrorCode(value: unknown): value is GenerationErrorCode {
-  return typeof value === 'string' && Object.hasOwn(errorCodes, value);
+  return isOneOf(value, GENERATION_ERROR_CODES);
 }

@@ -4,7 +4,9 @@
  * an engine host process (see host-process.ts), never in the HTTP process.
  */
 
-export type ImageFormat = 'jpeg' | 'png' | 'webp';
+import type { Fit, GarmentCategory, GenerationErrorCode, ImageFormat } from '../kernel/vocabulary.ts';
+
+export type { Fit, GarmentCategory, GenerationErrorCode, ImageFormat };
 
 /** A normalized image on disk (EXIF orientation applied, metadata stripped). */
 export interface ImageRef {
@@ -14,8 +16,6 @@ export interface ImageRef {
   height: number;
 }
 
-export type GarmentCategory = 'auto' | 'top' | 'bottom' | 'dress' | 'outerwear';
-
 /** Everything an engine needs for one try-on. Paths are absolute. */
 export interface EngineRequest {
   genId: string;
@@ -24,7 +24,7 @@ export interface EngineRequest {
   categories: GarmentCategory[];
   size: string;
   personSize: string;
-  fit: 'slim' | 'regular' | 'relaxed' | 'oversized';
+  fit: Fit;
   occasion?: string;
   styling: string[];
   seed?: number;
@@ -64,19 +64,6 @@ export interface EngineDescription {
   honors: string[];
   typicalSeconds: number;
 }
-
-/**
- * Failure codes an engine may report (section 2.3 of the contract).
- * Anything else thrown by an engine becomes `engine_failed`.
- */
-export type GenerationErrorCode =
-  | 'no_person_detected'
-  | 'multiple_people'
-  | 'pose_unsupported'
-  | 'garment_not_detected'
-  | 'engine_unavailable'
-  | 'engine_failed'
-  | 'timeout';
 
 /** Thrown by an engine (or the host) to fail a generation with a typed code. */
 export class EngineError extends Error {

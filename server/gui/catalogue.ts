@@ -5,14 +5,13 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, validationError, type FieldError } from '../kernel/errors.ts';
-import { normalizeSize } from '../api/validate-submit.ts';
+import { GARMENT_KINDS, isOneOf, normalizeSize } from '../kernel/vocabulary.ts';
 import { prepareImage, type ImageLimits } from '../images/index.ts';
 import { mkdirDurably, writeFileDurably } from '../kernel/durable-fs.ts';
 import { newId } from '../kernel/ids.ts';
 import type { CatalogueGarment, StoredImage } from '../store/schema.ts';
 import type { GarmentView } from './contract.ts';
 
-const CATEGORIES: CatalogueGarment['category'][] = ['top', 'bottom', 'dress', 'outerwear'];
 const EXTENSIONS = { jpeg: 'jpg', png: 'png', webp: 'webp' } as const;
 const NAME_MAX = 100;
 
@@ -40,7 +39,7 @@ export async function checkGarment(
     errors.push({ field: 'name', message: `a name of 1 to ${NAME_MAX} printable characters is required` });
   }
   const category = fields.category as CatalogueGarment['category'];
-  if (!CATEGORIES.includes(category)) errors.push({ field: 'category', message: `must be one of ${CATEGORIES.join(', ')}` });
+  if (!isOneOf(category, GARMENT_KINDS)) errors.push({ field: 'category', message: `must be one of ${GARMENT_KINDS.join(', ')}` });
   const sizes: string[] = [];
   if (!Array.isArray(fields.sizes) || fields.sizes.length > 30) {
     errors.push({ field: 'sizes', message: 'must be a list of at most 30 sizes' });

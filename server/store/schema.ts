@@ -2,7 +2,9 @@
  * The shape of the appliance's state (one JSON document, written by db.ts).
  * Images never live here: records point at files under the data directory.
  */
-import type { GarmentCategory, GenerationErrorCode, ImageFormat } from '../engines/types.ts';
+import type { Fit, GarmentCategory, GarmentKind, GenerationErrorCode, ImageFormat } from '../kernel/vocabulary.ts';
+
+export type { Fit };
 
 export const SCHEMA_VERSION = 4;
 
@@ -47,7 +49,6 @@ export interface LedgerEntry {
 export type GenerationStatus = 'pending' | 'complete' | 'failed' | 'canceled';
 /** The persisted part of a pending generation's progress. */
 export type PersistedStage = 'queued' | 'running';
-export type Fit = 'slim' | 'regular' | 'relaxed' | 'oversized';
 
 /** An image file under the data directory. */
 export interface StoredImage {
@@ -168,7 +169,7 @@ export interface RedeemedVoucher {
 export interface CatalogueGarment {
   id: string;
   name: string;
-  category: Exclude<GarmentCategory, 'auto'>;
+  category: GarmentKind;
   sizes: string[];
   image: StoredImage;
   createdAt: string;

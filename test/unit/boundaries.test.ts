@@ -59,18 +59,24 @@ test('only server/vision/ort.ts imports onnxruntime-node; only the ONNX writer i
 });
 
 const RENDERER_CONTRACTS = ['client/index.ts', 'server/gui/contract.ts', 'main/ipc-contract.ts'];
+/** Modules the GUI bundles as they are: they import nothing. */
+const RENDERER_SHARED = ['server/kernel/vocabulary.ts'];
 
-test('renderer/ imports only its own modules, and only types from the client, the GUI contract and the shell bridge', () => {
+test('renderer/ imports only its own modules, the vocabulary, and only types from the client, the GUI contract and the shell bridge', () => {
   const files = sources('renderer');
   assert.ok(files.length > 5, 'the scanner found the renderer');
   for (const file of files) {
     for (const { spec, typeOnly } of importsOf(file)) {
       assert.ok(spec.startsWith('.'), `${file} imports the package ${spec}: the GUI is bundled from its own code only`);
       const target = relative(ROOT, join(ROOT, dirname(file), spec));
-      if (target.startsWith('renderer/')) continue;
+      if (target.startsWith('renderer/') || RENDERER_SHARED.includes(target)) continue;
       assert.ok(typeOnly && RENDERER_CONTRACTS.includes(target), `${file} imports ${spec}: only type-only contracts may cross`);
     }
   }
+});
+
+test('what the GUI bundles from server/ imports nothing', () => {
+  for (const file of RENDERER_SHARED) assert.deepEqual(importsOf(file), [], `${file} must import nothing`);
 });
 
 test('main/ never imports server/ or renderer/ (it starts the server as a process)', () => {

@@ -16,7 +16,8 @@ import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { renderGarment } from '../../server/engines/warp/fit/render.ts';
-import { garmentScale, sizeIndex } from '../../server/engines/warp/fit/sizing.ts';
+import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
+import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { REGION } from '../../server/vision/types.ts';
@@ -86,13 +87,16 @@ describe('thin-plate spline', () => {
 
 describe('sizes', () => {
   test('the ladder: letters, 2XL, EU numbers and waists land on the same steps', () => {
-    assert.equal(sizeIndex('M'), 3);
-    assert.equal(sizeIndex('xl'), 5);
-    assert.equal(sizeIndex('2XL'), sizeIndex('XXL'));
-    assert.equal(sizeIndex('38'), sizeIndex('M'));
-    assert.equal(sizeIndex('W32'), sizeIndex('M'));
-    assert.equal(sizeIndex('40') - sizeIndex('38'), 1);
-    assert.throws(() => sizeIndex('huge'), /unknown size/);
+    assert.equal(sizeStep('M'), 3);
+    assert.equal(sizeStep('xl'), 5);
+    assert.equal(sizeStep('2XL'), sizeStep('XXL'));
+    assert.equal(sizeStep('38'), sizeStep('M'));
+    assert.equal(sizeStep('W32'), sizeStep('M'));
+    assert.equal(sizeStep('40')! - sizeStep('38')!, 1);
+    // What validation refuses has no step: the engine never sees a size the API did not accept.
+    assert.equal(sizeStep('huge'), null);
+    assert.equal(sizeStep('37'), null);
+    assert.throws(() => garmentScale('huge', 'M', 'regular'), /unknown size/);
   });
 
   test('one size up is 6 % wider and 3 % longer, one down the reverse; fits multiply; oversized drops the shoulder', () => {

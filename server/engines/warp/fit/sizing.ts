@@ -6,13 +6,11 @@
  * 3 % longer); fits are slim 0.94, regular 1, relaxed 1.08, oversized 1.18
  * times the width (oversized also 6 % longer, with dropped shoulders).
  */
-
-/** Letter sizes in order; EU and waist sizes are placed on the same ladder. */
-const LETTERS = ['XXS', 'XS', 'S', 'M', 'L', 'XL', 'XXL', '3XL', '4XL'] as const;
+import { sizeStep, type Fit } from '../../../kernel/vocabulary.ts';
 
 /** Width and length changes per size step, and per fit. */
 export const PER_SIZE_STEP = { width: 0.06, length: 0.03, sleeve: 0.03 } as const;
-export const FIT = {
+export const FIT: Record<Fit, { width: number; length: number }> = {
   slim: { width: 0.94, length: 0.99 },
   regular: { width: 1, length: 1 },
   relaxed: { width: 1.08, length: 1.02 },
@@ -20,21 +18,6 @@ export const FIT = {
 } as const;
 /** A size step is at most this many steps either way (a 4XL on an XXS is not a garment, it is a tent). */
 const MAX_STEPS = 4;
-
-/**
- * A size's place on the letter ladder (XXS = 0 … 4XL = 8). EU numeric sizes
- * count one step per 2 (38 = M), waist sizes one step per 2 inches (W32 = M).
- * Accepts the contract's vocabulary (case-insensitive, 2XL = XXL).
- */
-export function sizeIndex(size: string): number {
-  const s = size.trim().toUpperCase();
-  const letter = LETTERS.indexOf((s === '2XL' ? 'XXL' : s) as (typeof LETTERS)[number]);
-  if (letter >= 0) return letter;
-  const waist = /^W(\d{2})$/.exec(s);
-  if (waist) return (Number(waist[1]) - 26) / 2;
-  if (/^\d{2}$/.test(s)) return (Number(s) - 32) / 2;
-  throw new Error(`unknown size ${size}`);
-}
 
 export interface GarmentScale {
   /** How many sizes bigger than the customer's usual size the garment is (negative: smaller). */
@@ -49,8 +32,8 @@ export interface GarmentScale {
   droppedShoulder: boolean;
 }
 
-export function garmentScale(size: string, personSize: string, fit: keyof typeof FIT): GarmentScale {
-  const steps = Math.max(-MAX_STEPS, Math.min(MAX_STEPS, sizeIndex(size) - sizeIndex(personSize)));
+export function garmentScale(size: string, personSize: string, fit: Fit): GarmentScale {
+  const steps = Math.max(-MAX_STEPS, Math.min(MAX_STEPS, stepOf(size) - stepOf(personSize)));
   return {
     steps,
     width: FIT[fit].width * (1 + PER_SIZE_STEP.width * steps),
@@ -58,4 +41,11 @@ export function garmentScale(size: string, personSize: string, fit: keyof typeof
     sleeve: 1 + PER_SIZE_STEP.sleeve * steps,
     droppedShoulder: fit === 'oversized',
   };
+}
+
+/** A size's step on the ladder; the API has refused anything else before a try-on reaches an engine. */
+function stepOf(size: string): number {
+  const step = sizeStep(size);
+  if (step === null) throw new Error(`unknown size ${size}`);
+  return step;
 }
