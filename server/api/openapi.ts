@@ -6,8 +6,8 @@
 import { PROBLEMS } from '../kernel/errors.ts';
 import { FITS, GARMENT_CATEGORIES, IMAGE_FORMATS, OCCASIONS, STYLINGS } from '../kernel/vocabulary.ts';
 import { common, GEN_ID, idParam, json, problem, ref, TIMESTAMP } from './openapi-parts.ts';
-import { creditPaths, creditSchemas } from '../vouchers/openapi.ts';
-import { webhookPaths, webhookSchemas } from '../webhooks/openapi.ts';
+import { creditPaths, creditSchemas } from './openapi-credits.ts';
+import { webhookPaths, webhookSchemas } from './openapi-webhooks.ts';
 
 const KEY_ID = idParam('id', '^key_[0-9A-Z]{26}$');
 const IMAGE = {

@@ -72,6 +72,25 @@ export function checkCsrf(req: Request, token: string): void {
   }
 }
 
+/**
+ * Signing in to /api/v1 with the GUI's session cookie, as the API-key middleware takes it (its SessionAuth):
+ * the session's admin key, CSRF checked on state-changing calls.
+ */
+export function guiSessionAuth(state: () => State): {
+  tokenOf(req: Request): string | undefined;
+  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord } | undefined;
+  checkCsrf(req: Request, token: string): void;
+} {
+  return {
+    tokenOf: sessionTokenOf,
+    find(token, now) {
+      const found = findSession(state(), token, now);
+      return found && { sessionId: found.session.id, key: found.key };
+    },
+    checkCsrf,
+  };
+}
+
 /** Creates a session for a key; returns the cookie token (never stored). Expired sessions are pruned. */
 export function createSession(state: State, keyId: string, via: GuiSession['via'], now: Date): string {
   for (const [id, session] of Object.entries(state.gui.sessions)) {

@@ -95,3 +95,67 @@ test('the import scanner sees real imports', () => {
   assert.ok(importsOf('server/app.ts').some(({ spec }) => spec === './api/routes/try-on.ts'));
   assert.ok(importsOf('renderer/views/try-on.ts').some(({ spec, typeOnly }) => spec === '../../client/index.ts' && typeOnly));
 });
+
+/**
+ * server/'s floor plan, lowest first: a module may import its own floor's modules and those of the floors below,
+ * never one above (type-only imports included, since a type ties a module to another's shape as much as a call).
+ * A floor is a folder, or one of server/'s own files.
+ */
+const FLOORS = [
+  'version.ts', // the package's version: nothing
+  'kernel', // errors, the vocabulary, durable files, ids: imports nothing of server/
+  'onnx', // the ONNX writer and hand-built graphs
+  'store', // the state's schema, lowdb, the archive
+  'vision', // person analysis and its models
+  'engines', // the engine contract, host, warp and fashn
+  'images', // decoding, checking and storing images
+  'config.ts', // defaults, environment and flags (image limits)
+  'credits',
+  'keys',
+  'idempotency',
+  'webhooks', // the outbox is written with every terminal state, so jobs stand on it
+  'jobs',
+  'vouchers',
+  'gui', // the GUI's server side: sessions, catalogue, framing, the bundle
+  'api', // HTTP: middleware (no feature imported: the GUI session is injected), routes, OpenAPI
+  'app.ts', // createApp(deps)
+  'appliance.ts', // the composition
+  'index.ts', // the headless server's entry
+  'cli.ts', // `fittingroom serve|keys|vouchers`: serve starts index.ts
+];
+
+function floorOf(file: string): string {
+  const parts = file.split('/');
+  assert.equal(parts[0], 'server');
+  const floor = parts[1]!;
+  assert.ok(FLOORS.includes(floor), `${file}: server/${floor} is on no floor of the plan; add it to FLOORS`);
+  return floor;
+}
+
+test('server/ imports only down its floor plan (type-only imports too)', () => {
+  const upward: string[] = [];
+  for (const file of sources('server')) {
+    const from = FLOORS.indexOf(floorOf(file));
+    for (const { spec } of importsOf(file)) {
+      if (!spec.startsWith('.')) continue;
+      const target = relative(ROOT, join(ROOT, dirname(file), spec));
+      if (!target.startsWith('server/')) continue;
+      if (FLOORS.indexOf(floorOf(target)) > from) upward.push(`${file} imports ${target}`);
+    }
+  }
+  assert.deepEqual(upward, []);
+});
+
+test('HTTP middleware imports no feature: only the kernel, the store and the keys it checks against', () => {
+  const allowed = ['server/kernel/', 'server/store/', 'server/keys/', 'server/api/'];
+  for (const file of sources('server/api/middleware')) {
+    for (const { spec } of importsOf(file)) {
+      if (!spec.startsWith('.')) continue;
+      const target = relative(ROOT, join(ROOT, dirname(file), spec));
+      assert.ok(
+        allowed.some((prefix) => target.startsWith(prefix)),
+        `${file} imports ${target}`,
+      );
+    }
+  }
+});

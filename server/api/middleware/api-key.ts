@@ -1,14 +1,25 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../../kernel/errors.ts';
 import { findActiveKey } from '../../keys/api-keys.ts';
-import { checkCsrf, findSession, sessionTokenOf } from '../../gui/session.ts';
 import type { Store } from '../../store/db.ts';
-import type { KeyScope } from '../../store/schema.ts';
+import type { ApiKeyRecord, KeyScope } from '../../store/schema.ts';
 import '../request-context.ts';
+
+/** Signing in through the GUI's session cookie (gui/session.ts provides it; the middleware knows no feature). */
+export interface SessionAuth {
+  /** The session token the request carries, if any. */
+  tokenOf(req: Request): string | undefined;
+  /** The live session's id and its admin key; undefined when it has ended or its key was revoked. */
+  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord } | undefined;
+  /** Throws a 403 ApiError when a state-changing request fails the session's CSRF rules. */
+  checkCsrf(req: Request, token: string): void;
+}
 
 export interface ApiKeyOptions {
   store: Store;
   clock: () => Date;
+  /** Without it, only `Authorization: Bearer` authenticates. */
+  sessions?: SessionAuth;
 }
 
 /**
@@ -17,23 +28,23 @@ export interface ApiKeyOptions {
  * session's admin key, and a state-changing call must carry the session's
  * CSRF token and come from this site (403 otherwise).
  */
-export function apiKey({ store, clock }: ApiKeyOptions): RequestHandler {
+export function apiKey({ store, clock, sessions }: ApiKeyOptions): RequestHandler {
   return (req, _res, next) => {
     const header = req.get('authorization');
-    const token = header === undefined ? sessionTokenOf(req) : undefined;
-    if (token !== undefined) {
-      const found = findSession(store.state, token, clock());
+    const token = header === undefined ? sessions?.tokenOf(req) : undefined;
+    if (sessions && token !== undefined) {
+      const found = sessions.find(token, clock());
       if (!found) {
         next(new ApiError('unauthorized', 'The GUI session has ended; sign in again.'));
         return;
       }
       try {
-        checkCsrf(req, token);
+        sessions.checkCsrf(req, token);
       } catch (error) {
         next(error);
         return;
       }
-      req.auth = { key: found.key, sessionId: found.session.id };
+      req.auth = { key: found.key, sessionId: found.sessionId };
       next();
       return;
     }

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { accountSummary } from '../../credits/ledger.ts';
 import { CREDIT_PACKS } from '../../credits/packs.ts';
-import type { AppDeps } from '../../app.ts';
+import type { AppDeps } from '../deps.ts';
 
 /** Routes /api/v1/account and /api/v1/credit-packs. */
 export function accountRoutes({ store, clock }: AppDeps): Router {

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { ApiError } from '../../kernel/errors.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey, rotateKey } from '../../keys/api-keys.ts';
-import type { AppDeps } from '../../app.ts';
+import type { AppDeps } from '../deps.ts';
 
 /** Routes under /api/v1/keys. */
 export function keyRoutes({ store, clock, config }: AppDeps): Router {

@@ -1,6 +1,6 @@
 /** Engines and health (contract 2.10). */
 import { Router } from 'express';
-import type { AppDeps } from '../../app.ts';
+import type { AppDeps } from '../deps.ts';
 import { openApiDocument } from '../openapi.ts';
 
 /** GET /api/v1/engines (authenticated). */

@@ -15,7 +15,7 @@ import { cancelGeneration, createGeneration, getGeneration, isTerminal, markEras
 import { newId } from '../../kernel/ids.ts';
 import type { Archive } from '../../store/archive.ts';
 import type { GenerationRecord, GenerationStatus } from '../../store/schema.ts';
-import type { AppDeps } from '../../app.ts';
+import type { AppDeps } from '../deps.ts';
 import type { EngineDescription } from '../../engines/types.ts';
 
 const STATUSES: GenerationStatus[] = ['pending', 'complete', 'failed', 'canceled'];

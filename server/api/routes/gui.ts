@@ -6,16 +6,16 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
-import { ApiError } from '../kernel/errors.ts';
-import { apiKey, requireScope } from '../api/middleware/api-key.ts';
-import { jsonBody } from '../api/middleware/json-body.ts';
-import { requestId } from '../api/middleware/request-id.ts';
-import { authOf } from '../api/request-context.ts';
-import { contentType, readImage } from '../images/files.ts';
-import { findActiveKey } from '../keys/api-keys.ts';
-import type { AppDeps } from '../app.ts';
-import { jpegFrameBody } from './framing.ts';
-import { checkGarment, findGarment, garmentView, newGarmentId, removeGarmentImage, storeGarmentImage } from './catalogue.ts';
+import { ApiError } from '../../kernel/errors.ts';
+import { apiKey, requireScope } from '../middleware/api-key.ts';
+import { jsonBody } from '../middleware/json-body.ts';
+import { requestId } from '../middleware/request-id.ts';
+import { authOf } from '../request-context.ts';
+import { contentType, readImage } from '../../images/files.ts';
+import { findActiveKey } from '../../keys/api-keys.ts';
+import type { AppDeps } from '../deps.ts';
+import { jpegFrameBody } from '../../gui/framing.ts';
+import { checkGarment, findGarment, garmentView, newGarmentId, removeGarmentImage, storeGarmentImage } from '../../gui/catalogue.ts';
 import {
   checkPinShape,
   clearSessionCookie,
@@ -28,8 +28,9 @@ import {
   sessionTokenOf,
   setSessionCookie,
   verifyPin,
-} from './session.ts';
-import type { GuiSettings, SessionInfo } from './contract.ts';
+  guiSessionAuth,
+} from '../../gui/session.ts';
+import type { GuiSettings, SessionInfo } from '../../gui/contract.ts';
 
 /** Refuses a sign-in posted from another site (a login CSRF). */
 function checkSameSite(req: Request): void {
@@ -48,6 +49,7 @@ function launchTokenMatches(expected: string | null | undefined, given: unknown)
 /** The router mounted at /gui/api. */
 export function guiRoutes(deps: AppDeps): Router {
   const { store, clock, config } = deps;
+  const sessions = guiSessionAuth(() => store.state);
   const launchToken = deps.guiLaunchToken ?? null;
   const throttle = new PinThrottle();
   const body = jsonBody({ limitBytes: config.bodyLimitBytes });
@@ -117,13 +119,19 @@ export function guiRoutes(deps: AppDeps): Router {
   });
 
   // Before the JSON body parser: the frame is a small JPEG, not JSON.
-  router.post('/framing', apiKey({ store, clock }), requireScope('admin'), ...jpegFrameBody(), async (req: Request, res: Response) => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.json(await deps.framing.advise(Buffer.isBuffer(req.body) ? req.body : new Uint8Array()));
-  });
+  router.post(
+    '/framing',
+    apiKey({ store, clock, sessions }),
+    requireScope('admin'),
+    ...jpegFrameBody(),
+    async (req: Request, res: Response) => {
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(await deps.framing.advise(Buffer.isBuffer(req.body) ? req.body : new Uint8Array()));
+    },
+  );
 
   // Everything below needs a session (with its CSRF token on changes) or an admin key.
-  router.use(apiKey({ store, clock }), requireScope('admin'), ...body);
+  router.use(apiKey({ store, clock, sessions }), requireScope('admin'), ...body);
 
   router.delete('/session', async (req, res) => {
     const sessionId = authOf(req).sessionId;

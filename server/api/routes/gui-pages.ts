@@ -4,7 +4,7 @@
  * images and connections; the camera's stream and local blobs for pictures.
  */
 import { Router, type Response } from 'express';
-import { guiAssets } from './bundle.ts';
+import { guiAssets } from '../../gui/bundle.ts';
 
 const CSP = [
   "default-src 'none'",

@@ -1,12 +1,12 @@
 /** Credit calls of contract 2.8 beyond the account: redeem, usage, ledger. */
 import { Router } from 'express';
-import { ApiError, validationError } from '../kernel/errors.ts';
-import { requireScope } from '../api/middleware/api-key.ts';
-import { allGenerations, allLedgerEntries, ledgerPage } from '../credits/history.ts';
-import { parseUsageQuery, usageReport } from '../credits/usage.ts';
-import type { AppDeps } from '../app.ts';
-import { redeemVoucher } from './redeem.ts';
-import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from './voucher.ts';
+import { ApiError, validationError } from '../../kernel/errors.ts';
+import { requireScope } from '../middleware/api-key.ts';
+import { allGenerations, allLedgerEntries, ledgerPage } from '../../credits/history.ts';
+import { parseUsageQuery, usageReport } from '../../credits/usage.ts';
+import type { AppDeps } from '../deps.ts';
+import { redeemVoucher } from '../../vouchers/redeem.ts';
+import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from '../../vouchers/voucher.ts';
 
 const LEDGER_LIMIT = { default: 100, max: 500 };
 

@@ -1,5 +1,5 @@
 /** The OpenAPI paths and schemas of redeem, usage and ledger (merged into server/api/openapi.ts). */
-import { common, json, problem, ref, TIMESTAMP } from '../api/openapi-parts.ts';
+import { common, json, problem, ref, TIMESTAMP } from './openapi-parts.ts';
 
 const COUNTS = {
   submitted: { type: 'integer', minimum: 0, description: 'generations created in the period' },

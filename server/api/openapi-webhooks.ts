@@ -1,5 +1,5 @@
 /** The OpenAPI paths and schemas of the webhook calls (merged into server/api/openapi.ts). */
-import { common, GEN_ID, json, problem, ref, TIMESTAMP } from '../api/openapi-parts.ts';
+import { common, GEN_ID, json, problem, ref, TIMESTAMP } from './openapi-parts.ts';
 
 const SECRET = { type: 'string', pattern: '^whsec_[A-Za-z0-9+/]+=*$' };
 

@@ -1,11 +1,11 @@
 /** Webhook calls (contract 2.9): secret, rotation, deliveries, redelivery. */
 import { Router } from 'express';
-import type { AppDeps } from '../app.ts';
-import { requireScope } from '../api/middleware/api-key.ts';
-import { getGeneration } from '../jobs/generations.ts';
-import type { GenerationRecord } from '../store/schema.ts';
-import { deliveryView, eventsOf, redeliverEvent } from './outbox.ts';
-import { currentSecret, ensureSecret, rotateSecret, secretView } from './secrets.ts';
+import type { AppDeps } from '../deps.ts';
+import { requireScope } from '../middleware/api-key.ts';
+import { getGeneration } from '../../jobs/generations.ts';
+import type { GenerationRecord } from '../../store/schema.ts';
+import { deliveryView, eventsOf, redeliverEvent } from '../../webhooks/outbox.ts';
+import { currentSecret, ensureSecret, rotateSecret, secretView } from '../../webhooks/secrets.ts';
 
 /** Routes under /api/v1 for webhooks. */
 export function webhookRoutes(deps: AppDeps): Router {

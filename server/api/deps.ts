@@ -1,0 +1,31 @@
+/**
+ * What the HTTP layer depends on, in its own module: routes take it, createApp (app.ts) is given it, and the
+ * composition (appliance.ts, or a test) builds it.
+ */
+import type { Config } from '../config.ts';
+import type { FramingGuide } from '../gui/framing.ts';
+import type { IdempotencyGuard } from '../idempotency/idempotency.ts';
+import type { TerminalNotifier } from '../jobs/notifier.ts';
+import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
+import type { Archive } from '../store/archive.ts';
+import type { Store } from '../store/db.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+
+/** Everything the HTTP layer depends on. */
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  archive: Archive;
+  engines: EngineCatalog;
+  runner: JobRunner;
+  notifier: TerminalNotifier;
+  idempotency: IdempotencyGuard;
+  webhooks: WebhookDispatcher;
+  clock: () => Date;
+  version: string;
+  log: (message: string, error?: unknown) => void;
+  /** The camera's framing advice for the GUI (its models load on first use). */
+  framing: FramingGuide;
+  /** The token the Electron shell signs its window in with (none headless). */
+  guiLaunchToken?: string | null;
+}

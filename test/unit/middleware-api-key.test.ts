@@ -1,0 +1,90 @@
+/**
+ * The API-key middleware on its own, with an injected GUI session (it imports no feature): a bearer key
+ * authenticates; a missing, malformed or revoked one is 401; a session cookie authenticates as its key only when
+ * sessions are given, and a state-changing call that fails the session's CSRF check is refused with its error.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Request } from 'express';
+import { apiKey, requireScope, type SessionAuth } from '../../server/api/middleware/api-key.ts';
+import { ApiError } from '../../server/kernel/errors.ts';
+import { createKey, revokeKey } from '../../server/keys/api-keys.ts';
+import { emptyState } from '../../server/store/schema.ts';
+import type { Store } from '../../server/store/db.ts';
+
+const NOW = new Date('2026-11-23T12:00:00Z');
+
+function request(headers: Record<string, string>, method = 'GET'): Request {
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return { method, get: (name: string) => lower[name.toLowerCase()] } as unknown as Request;
+}
+
+/** Runs a middleware; resolves with what it passed to next() and the request. */
+function run(handler: ReturnType<typeof apiKey>, req: Request): { error: unknown; req: Request } {
+  let error: unknown = 'next() was not called';
+  handler(req, {} as never, (e?: unknown) => {
+    error = e;
+  });
+  return { error, req };
+}
+
+describe('apiKey() middleware', () => {
+  const state = emptyState();
+  const admin = createKey(state, 'till', 'admin', NOW);
+  const standard = createKey(state, 'kiosk', 'standard', NOW);
+  const revoked = createKey(state, 'old', 'standard', NOW);
+  revokeKey(state, revoked.record.id, NOW);
+  const store = { state } as unknown as Store;
+  const clock = () => NOW;
+
+  test('a bearer key authenticates as that key; a missing, malformed, unknown or revoked one is 401', () => {
+    const ok = run(apiKey({ store, clock }), request({ Authorization: `Bearer ${standard.key}` }));
+    assert.equal(ok.error, undefined);
+    assert.equal(ok.req.auth?.key.id, standard.record.id);
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { Authorization: 'Basic abc' },
+      { Authorization: 'Bearer fr_nope' },
+      { Authorization: `Bearer ${revoked.key}` },
+    ]) {
+      const { error } = run(apiKey({ store, clock }), request(headers));
+      assert.ok(error instanceof ApiError && error.code === 'unauthorized', JSON.stringify(headers));
+    }
+  });
+
+  test('a session cookie counts only when sessions are injected, as the session’s key, with its CSRF rule', () => {
+    const csrfChecked: string[] = [];
+    const sessions: SessionAuth = {
+      tokenOf: (req) => req.get('cookie')?.replace('s=', ''),
+      find: (token) => (token === 'live' ? { sessionId: 'ses_1', key: admin.record } : undefined),
+      checkCsrf: (req, token) => {
+        csrfChecked.push(token);
+        if (req.method === 'POST' && req.get('x-csrf-token') !== 'right') throw new ApiError('forbidden', 'no CSRF token');
+      },
+    };
+    const without = run(apiKey({ store, clock }), request({ Cookie: 's=live' }));
+    assert.ok(without.error instanceof ApiError && without.error.code === 'unauthorized', 'no sessions: a cookie is nothing');
+
+    const signedIn = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=live' }));
+    assert.equal(signedIn.error, undefined);
+    assert.deepEqual(signedIn.req.auth, { key: admin.record, sessionId: 'ses_1' });
+
+    const ended = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=gone' }));
+    assert.ok(ended.error instanceof ApiError && ended.error.code === 'unauthorized');
+
+    const forged = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=live' }, 'POST'));
+    assert.ok(forged.error instanceof ApiError && forged.error.code === 'forbidden');
+    const sent = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=live', 'X-CSRF-Token': 'right' }, 'POST'));
+    assert.equal(sent.error, undefined);
+    // Asked on every request that signs in with the session (safe methods pass inside checkCsrf).
+    assert.deepEqual(csrfChecked, ['live', 'live', 'live']);
+  });
+
+  test('requireScope: admin passes, standard is 403 for admin calls, none is 401', () => {
+    const asKey = (key: typeof admin.record | undefined) => ({ auth: key ? { key } : undefined }) as unknown as Request;
+    const check = (key: typeof admin.record | undefined) => run(requireScope('admin') as never, asKey(key)).error;
+    assert.equal(check(admin.record), undefined);
+    assert.equal((check(standard.record) as ApiError).code, 'forbidden');
+    assert.equal((check(undefined) as ApiError).code, 'unauthorized');
+  });
+});
