@@ -39,6 +39,8 @@ const request = (selfie: string, width: number, height: number): EngineRequest =
   personSize: 'M',
   fit: 'regular',
   styling: [],
+  // The API's default: the result is encoded once, as JPEG.
+  outputFormat: 'jpeg',
   workDir: work,
 });
 const time = async (req: EngineRequest): Promise<number> => {

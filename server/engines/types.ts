@@ -28,6 +28,11 @@ export interface EngineRequest {
   occasion?: string;
   styling: string[];
   seed?: number;
+  /**
+   * The format the client asked for: an engine that can encodes its result in it, once (see encode.ts); the
+   * runner converts any other.
+   */
+  outputFormat?: ImageFormat;
   /** A scratch directory the engine may write to; removed after the run. */
   workDir: string;
 }

@@ -12,7 +12,6 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import sharp from 'sharp';
 import {
   EngineError,
   type EngineDescription,
@@ -25,6 +24,8 @@ import { markErased } from './generations.ts';
 import { completeGeneration, failGeneration, requeue, startAttempt } from './generations.ts';
 import type { TerminalNotifier } from './notifier.ts';
 import { removeImage, storeImage } from '../images/files.ts';
+import { probeImage } from '../images/probe.ts';
+import { convertImage } from '../engines/encode.ts';
 import type { Store } from '../store/db.ts';
 import type { GenerationRecord } from '../store/schema.ts';
 
@@ -232,6 +233,7 @@ export class JobRunner {
       personSize: record.params.personSize,
       fit: record.params.fit,
       styling: record.params.styling,
+      outputFormat: record.params.outputFormat,
       workDir,
     };
     if (record.params.occasion !== undefined) request.occasion = record.params.occasion;
@@ -244,11 +246,14 @@ export class JobRunner {
     const record = store.state.generations[id];
     if (!record) return;
     const format = record.params.outputFormat;
-    // For PNG, sharp's `quality` turns on palette quantisation (lossy); PNG stays lossless.
-    const { data, info } = await sharp(result.image)
-      .toFormat(format, format === 'png' ? {} : { quality: 90 })
-      .toBuffer({ resolveWithObject: true });
-    const stored = await storeImage(store.dataDir, id, 'result', { bytes: data, format, width: info.width, height: info.height });
+    // Encoded once: an engine that gave the asked-for format is stored as it is (its size read from the header).
+    const probe =
+      result.format === format ? probeImage(Buffer.from(result.image.buffer, result.image.byteOffset, result.image.length)) : null;
+    const image =
+      probe && probe.format === format
+        ? { bytes: result.image, width: probe.width, height: probe.height }
+        : await convertImage(result.image, format);
+    const stored = await storeImage(store.dataDir, id, 'result', { bytes: image.bytes, format, width: image.width, height: image.height });
     const completed = await store.mutate((state) => completeGeneration(state, id, stored, clock()));
     if (!completed) {
       await removeImage(store.dataDir, stored);

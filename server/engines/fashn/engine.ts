@@ -12,6 +12,7 @@
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import sharp from 'sharp';
+import { encodePixels } from '../encode.ts';
 import { MODELS_DIR } from '../../vision/models.ts';
 import { OrtSession, supportedProviders, type ExecutionProvider } from '../../vision/ort.ts';
 import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
@@ -223,10 +224,9 @@ export async function createEngine(raw: unknown): Promise<Engine> {
       };
     }
     onProgress({ stage: 'finishing', progress: 0.97 });
-    const image = await sharp(photo.data, { raw: { width: photo.width, height: photo.height, channels: 3 } })
-      .png()
-      .toBuffer();
-    return { image, format: 'png' };
+    // Encoded once, in the format the client asked for.
+    const format = request.outputFormat ?? 'png';
+    return { image: await encodePixels({ data: photo.data, width: photo.width, height: photo.height, channels: 3 }, format), format };
   }
 
   return {

@@ -20,6 +20,7 @@ import {
   type EngineRunOptions,
   type GarmentCategory,
 } from '../types.ts';
+import { encodePixels } from '../encode.ts';
 import { compose, type PlacedLayer } from './composite/compose.ts';
 import { bodyFrame } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
@@ -179,10 +180,9 @@ export class WarpEngine implements Engine {
 
     onProgress({ stage: 'finishing', progress: 0.85 });
     const rgb = image === photo ? result.rgb : await blendBack(photo, image, result.rgb);
-    const png = await sharp(rgb, { raw: { width: photo.width, height: photo.height, channels: 3 } })
-      .png({ compressionLevel: 2 })
-      .toBuffer();
-    return { image: new Uint8Array(png.buffer, png.byteOffset, png.length), format: 'png' };
+    // Encoded once, in the format the client asked for.
+    const format = request.outputFormat ?? 'png';
+    return { image: await encodePixels({ data: rgb, width: photo.width, height: photo.height, channels: 3 }, format), format };
   }
 
   async dispose(): Promise<void> {
