@@ -5,7 +5,7 @@
  *   const { genId } = await fr.submit({ selfie, items: [shirt], size: 'M' });
  *   const done = await fr.waitFor(genId);
  */
-import type { TryOnRequest } from '../server/api/validate-submit.ts';
+import type { TryOnRequest } from '../server/tryons/validate.ts';
 import type { Account, Engine, Granularity, LedgerPage, Problem, Redemption, TryOn, Usage } from './types.ts';
 
 export { verifyWebhook, WebhookSignatureError } from './verify-webhook.ts';

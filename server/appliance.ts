@@ -12,6 +12,7 @@ import type { Config } from './config.ts';
 import { grantTrial } from './credits/ledger.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import type { EngineSpec } from './engines/types.ts';
+import { TryOnService } from './tryons/service.ts';
 import { IdempotencyGuard } from './idempotency/idempotency.ts';
 import { TerminalNotifier } from './jobs/notifier.ts';
 import { cleanOrphans, sweep } from './jobs/retention.ts';
@@ -122,6 +123,22 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     await runner.recover();
     await webhooks.start();
     const framing = new FramingGuide({ log });
+    const idempotency = new IdempotencyGuard();
+    const tryOns = new TryOnService({
+      store,
+      archive,
+      runner,
+      engines,
+      notifier,
+      idempotency,
+      clock,
+      limits: {
+        imageLimits: config.imageLimits,
+        maxQueueDepth: config.maxQueueDepth,
+        imageRetentionDays: config.imageRetentionDays,
+        idempotencyRetentionHours: config.idempotencyRetentionHours,
+      },
+    });
     const app = createApp({
       config,
       store,
@@ -129,7 +146,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       engines,
       runner,
       notifier,
-      idempotency: new IdempotencyGuard(),
+      idempotency,
+      tryOns,
       webhooks,
       clock,
       version: VERSION,

@@ -9,6 +9,7 @@ import type { TerminalNotifier } from '../jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
 import type { Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
+import type { TryOnService } from '../tryons/service.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
 
 /** Everything the HTTP layer depends on. */
@@ -20,6 +21,8 @@ export interface AppDeps {
   runner: JobRunner;
   notifier: TerminalNotifier;
   idempotency: IdempotencyGuard;
+  /** Submit, find, list, cancel, erase: every try-on call goes through it. */
+  tryOns: TryOnService;
   webhooks: WebhookDispatcher;
   clock: () => Date;
   version: string;

@@ -116,6 +116,7 @@ const FLOORS = [
   'webhooks', // the outbox is written with every terminal state, so jobs stand on it
   'jobs',
   'vouchers',
+  'tryons', // the try-on service (submit, find, list, cancel, erase) and submit validation
   'gui', // the GUI's server side: sessions, catalogue, framing, the bundle
   'api', // HTTP: middleware (no feature imported: the GUI session is injected), routes, OpenAPI
   'app.ts', // createApp(deps)

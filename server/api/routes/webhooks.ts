@@ -2,21 +2,13 @@
 import { Router } from 'express';
 import type { AppDeps } from '../deps.ts';
 import { requireScope } from '../middleware/api-key.ts';
-import { getGeneration } from '../../jobs/generations.ts';
-import type { GenerationRecord } from '../../store/schema.ts';
 import { deliveryView, eventsOf, redeliverEvent } from '../../webhooks/outbox.ts';
 import { currentSecret, ensureSecret, rotateSecret, secretView } from '../../webhooks/secrets.ts';
 
 /** Routes under /api/v1 for webhooks. */
 export function webhookRoutes(deps: AppDeps): Router {
-  const { store, archive, clock, config, webhooks } = deps;
+  const { store, tryOns, clock, config, webhooks } = deps;
   const router = Router();
-
-  /** A generation from the state or, once cold, from the archive; 404 otherwise. */
-  const lookup = (id: string): GenerationRecord => {
-    if (Object.hasOwn(store.state.generations, id)) return store.state.generations[id]!;
-    return archive.generation(id) ?? getGeneration(store.state, id);
-  };
 
   router.get('/webhooks/secret', requireScope('admin'), async (_req, res) => {
     const current = currentSecret(store.state) ?? (await store.mutate((state) => ensureSecret(state, clock())));
@@ -32,13 +24,13 @@ export function webhookRoutes(deps: AppDeps): Router {
   });
 
   router.get('/try-on/:genId/webhook-deliveries', (req, res) => {
-    const record = lookup(req.params.genId!);
+    const record = tryOns.find(req.params.genId!);
     res.json({ data: eventsOf(store.state, record).map(deliveryView) });
   });
 
   router.post('/try-on/:genId/webhook-deliveries/redeliver', async (req, res) => {
     const id = req.params.genId!;
-    const found = lookup(id);
+    const found = tryOns.find(id);
     const view = await store.mutate((state) => deliveryView(redeliverEvent(state, state.generations[id] ?? found, clock())));
     webhooks.wake();
     res.status(202).json(view);

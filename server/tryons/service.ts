@@ -1,0 +1,258 @@
+/**
+ * The try-on service: submit, find, list, cancel, erase, the result image and the bounded wait, each owning
+ * its state change, the runner's cancellation, the waiters' notification and the file clean-up. Routes parse,
+ * call one of these and render; they never read or change the state document themselves. Reads are named for
+ * what they find (a try-on in the live state or, once cold, in the archive), the seam a second store plugs into.
+ */
+import { ApiError } from '../kernel/errors.ts';
+import { newId } from '../kernel/ids.ts';
+import { accountSummary, assertCreditAvailable } from '../credits/ledger.ts';
+import type { EngineDescription } from '../engines/types.ts';
+import { fingerprint, rememberReply, type IdempotencyGuard } from '../idempotency/idempotency.ts';
+import { checkImage, decodeImageField, normalizeImage, type ImageLimits } from '../images/index.ts';
+import { readImage, removeGenerationImages, storeImage } from '../images/files.ts';
+import { cancelGeneration, createGeneration, getGeneration, isTerminal, markErased } from '../jobs/generations.ts';
+import type { TerminalNotifier } from '../jobs/notifier.ts';
+import type { EngineCatalog, JobRunner, LiveProgress } from '../jobs/runner.ts';
+import type { Archive } from '../store/archive.ts';
+import type { Store } from '../store/db.ts';
+import type { GenerationRecord, GenerationStatus } from '../store/schema.ts';
+import type { ImageFormat } from '../kernel/vocabulary.ts';
+import type { CheckedSubmission } from './validate.ts';
+
+export interface TryOnServiceOptions {
+  store: Store;
+  archive: Archive;
+  runner: JobRunner;
+  engines: EngineCatalog;
+  notifier: TerminalNotifier;
+  idempotency: IdempotencyGuard;
+  clock: () => Date;
+  limits: {
+    imageLimits: ImageLimits;
+    maxQueueDepth: number;
+    imageRetentionDays: number;
+    idempotencyRetentionHours: number;
+  };
+}
+
+/** A submission as the HTTP layer hands it over: checked fields, the caller, the idempotency key, URLs. */
+export interface SubmitInput {
+  submission: CheckedSubmission;
+  /** The request body as sent (its images are fingerprinted by their sha256, not their base64). */
+  body: object;
+  keyId: string;
+  /** Idempotency records are scoped to the key's lineage (a rotated key keeps them). */
+  lineageId: string;
+  idempotencyKey: string | undefined;
+  /** The absolute status URL of a try-on id. */
+  statusUrl: (genId: string) => string;
+}
+
+/** The reply to a submit: a new 202, or the stored reply replayed for the same Idempotency-Key. */
+export interface SubmitReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  replayed: boolean;
+}
+
+export interface ListQuery {
+  status?: GenerationStatus;
+  limit: number;
+  /** The last id of the previous page. */
+  cursor?: string;
+}
+
+export class TryOnService {
+  constructor(private readonly options: TryOnServiceOptions) {}
+
+  /** Submits a try-on: images checked, credit and queue checked, files stored, the record written, then queued. */
+  async submit(input: SubmitInput): Promise<SubmitReply> {
+    const { store, idempotency, runner, clock, limits } = this.options;
+    const { submission, idempotencyKey } = input;
+    const images = [submission.selfie, ...submission.items].map((value, i) => {
+      const decoded = decodeImageField(value, i === 0 ? 'selfie' : `items[${i - 1}]`, limits.imageLimits);
+      return { decoded, probe: checkImage(decoded, limits.imageLimits) };
+    });
+
+    let admission: ReturnType<IdempotencyGuard['admit']> | undefined;
+    let print = '';
+    if (idempotencyKey) {
+      const body = {
+        ...input.body,
+        selfie: images[0]!.decoded.sha256,
+        items: images.slice(1).map((image) => image.decoded.sha256),
+      };
+      print = fingerprint('POST', '/api/v1/try-on', body);
+      admission = idempotency.admit(store.state, input.lineageId, idempotencyKey, print, clock());
+      if (admission.kind === 'replay') {
+        const { record } = admission;
+        return { status: record.status, headers: record.headers, body: record.body, replayed: true };
+      }
+    }
+    const genId = newId('gen');
+    let wroteFiles = false;
+    try {
+      // After the idempotency check: a replay answers even if the engine has gone since.
+      const engine = this.pickEngine(submission.engine);
+      if (runner.depth() >= limits.maxQueueDepth)
+        throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
+      assertCreditAvailable(store.state, clock());
+      const normalized = await Promise.all(images.map(({ decoded, probe }) => normalizeImage(decoded, probe, limits.imageLimits)));
+      wroteFiles = true;
+      const [selfie, ...items] = await Promise.all(
+        normalized.map((image, i) => storeImage(store.dataDir, genId, i === 0 ? 'selfie' : `item-${i - 1}`, image)),
+      );
+      const location = input.statusUrl(genId);
+      const headers = { Location: location, 'Content-Type': 'application/json; charset=utf-8' };
+      const body = await store.mutate((state) => {
+        const now = clock();
+        createGeneration(
+          state,
+          {
+            id: genId,
+            keyId: input.keyId,
+            engine: engine.id,
+            params: submission.params,
+            inputs: { selfie: selfie!, items },
+            retentionDays: limits.imageRetentionDays,
+            statusUrl: location,
+          },
+          now,
+        );
+        const text = JSON.stringify({
+          genId,
+          status: 'pending',
+          statusUrl: location,
+          creditsRemaining: accountSummary(state, now).creditsRemaining,
+        });
+        if (idempotencyKey)
+          rememberReply(
+            state,
+            { scope: input.lineageId, key: idempotencyKey, fingerprint: print, status: 202, headers, body: text },
+            now,
+            limits.idempotencyRetentionHours,
+          );
+        return text;
+      });
+      runner.enqueue(genId);
+      return { status: 202, headers, body, replayed: false };
+    } catch (error) {
+      if (wroteFiles) await removeGenerationImages(store.dataDir, genId).catch(() => undefined);
+      throw error;
+    } finally {
+      if (admission?.kind === 'execute') admission.done();
+    }
+  }
+
+  /** A try-on from the live state or, once cold, from the archive; 404 otherwise. */
+  find(id: string): GenerationRecord {
+    const { store, archive } = this.options;
+    if (Object.hasOwn(store.state.generations, id)) return store.state.generations[id]!;
+    return archive.generation(id) ?? getGeneration(store.state, id);
+  }
+
+  /** A page of try-ons, newest first, live and archived together. */
+  list(query: ListQuery): { records: GenerationRecord[]; nextCursor: string | null } {
+    const { store, archive } = this.options;
+    const { status, cursor, limit } = query;
+    const wanted = (record: GenerationRecord) =>
+      (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor);
+    const newest = (a: GenerationRecord, b: GenerationRecord) => (a.id < b.id ? 1 : -1);
+    const count = limit + 1;
+    const fromState = Object.values(store.state.generations).filter(wanted).sort(newest).slice(0, count);
+    // The archive is walked newest first until enough are found.
+    const fromArchive: GenerationRecord[] = [];
+    for (const id of archive.ids()) {
+      if (fromArchive.length >= count) break;
+      const record = archive.generation(id)!;
+      if (!Object.hasOwn(store.state.generations, record.id) && wanted(record)) fromArchive.push(record);
+    }
+    const records = [...fromState, ...fromArchive].sort(newest).slice(0, count);
+    const page = records.slice(0, limit);
+    return { records: page, nextCursor: records.length > limit ? page[page.length - 1]!.id : null };
+  }
+
+  /** The result image of a complete try-on: 409 while it is not complete, 404 once erased. */
+  async image(id: string): Promise<{ bytes: Buffer; format: ImageFormat }> {
+    const record = this.find(id);
+    if (record.status !== 'complete')
+      throw new ApiError('conflict', `The try-on ${record.id} is ${record.status}; its image exists only when it is complete.`);
+    if (!record.result) throw new ApiError('not_found', `The image of ${record.id} was erased.`);
+    return { bytes: await readImage(this.options.store.dataDir, record.result), format: record.result.format };
+  }
+
+  /** Cancels a pending try-on (nothing is charged): written, the engine stopped, waiters told. 409 if it ended. */
+  async cancel(id: string): Promise<GenerationRecord> {
+    const { store, runner, notifier, clock } = this.options;
+    const found = this.find(id);
+    if (isTerminal(found)) throw new ApiError('conflict', `The try-on ${id} is already ${found.status}.`);
+    await store.mutate((state) => cancelGeneration(state, id, clock()));
+    runner.cancel(id);
+    notifier.publish(id);
+    return this.find(id);
+  }
+
+  /** Erases a try-on's images (canceling it first if pending); the record stays, marked erased. */
+  async erase(id: string): Promise<void> {
+    const { store, runner, notifier, clock } = this.options;
+    // Archived and erased long ago: nothing left to do.
+    if (this.find(id).erased && !Object.hasOwn(store.state.generations, id)) return;
+    const canceled = await store.mutate((state) => {
+      const record = getGeneration(state, id);
+      const wasPending = !isTerminal(record);
+      if (wasPending) cancelGeneration(state, id, clock());
+      markErased(state, id, 'all');
+      return wasPending;
+    });
+    if (canceled) {
+      runner.cancel(id);
+      notifier.publish(id);
+    }
+    await removeGenerationImages(store.dataDir, id);
+  }
+
+  /** Resolves when the try-on is terminal, `seconds` pass, or `signal` aborts (the client went away). */
+  waitForTerminal(id: string, seconds: number, signal: AbortSignal): Promise<void> {
+    const { notifier, store } = this.options;
+    return new Promise((resolve) => {
+      const finish = () => {
+        unsubscribe();
+        clearTimeout(timer);
+        signal.removeEventListener('abort', finish);
+        resolve();
+      };
+      const unsubscribe = notifier.subscribe(id, finish);
+      const timer = setTimeout(finish, seconds * 1000);
+      signal.addEventListener('abort', finish);
+      const record = store.state.generations[id];
+      if (!record || isTerminal(record) || signal.aborted) finish();
+    });
+  }
+
+  /** How far a running try-on has got (not persisted). */
+  live(id: string): LiveProgress {
+    return this.options.runner.live(id);
+  }
+
+  /** The requested engine, or the best ready one: 422 if it is not installed, 503 if none is ready. */
+  private pickEngine(requested: string | undefined): EngineDescription {
+    const { engines } = this.options;
+    const engine = requested ? engines.get(requested) : engines.defaultEngine();
+    if (requested && !engine) {
+      throw new ApiError('validation_failed', `engine: "${requested}" is not installed`, {
+        errors: [{ field: 'engine', message: 'is not an installed engine (see GET /api/v1/engines)' }],
+      });
+    }
+    if (!engine || !engine.ready) {
+      throw new ApiError(
+        'engine_unavailable',
+        engine
+          ? `The engine "${engine.id}" is not ready: ${engine.reason ?? 'it is still loading'}.`
+          : 'No try-on engine is installed and ready on this appliance; see GET /api/v1/engines.',
+      );
+    }
+    return engine;
+  }
+}
