@@ -11,7 +11,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { checkSubmission } from '../../server/api/validate-submit.ts';
+import { checkSubmission } from '../../server/tryons/validate.ts';
 import { grantTrial } from '../../server/credits/ledger.ts';
 import { checkImage, decodeImageField, DEFAULT_IMAGE_LIMITS, normalizeImage } from '../../server/images/index.ts';
 import { removeGenerationImages, storeImage } from '../../server/images/files.ts';
