@@ -11,7 +11,7 @@
 import { letterboxRect, rectToImage, sampleRect } from './geometry.ts';
 import { boundingBox, extent, faceOvalMask, faceSkinMask, type Box, type Point } from './face-regions.ts';
 import { visionModelPath } from './models.ts';
-import { OrtSession, type ExecutionProvider } from './ort.ts';
+import { OrtSession, type ExecutionProvider } from '../onnx/ort.ts';
 import { decodeSsd, normalizeRadians, ssdAnchors, weightedNms, type Anchor, type RawDetection } from './pose-detector.ts';
 import type { Landmark, Mask, RawImage, RotatedRect } from './types.ts';
 

@@ -6,7 +6,7 @@
  * hair strands and sleeve edges instead of the 256×256 models' blur.
  */
 import { projectMapToImage, resizeMap, sampleRect } from './geometry.ts';
-import type { OrtSession } from './ort.ts';
+import type { OrtSession } from '../onnx/ort.ts';
 import type { Mask, RawImage, RotatedRect } from './types.ts';
 
 export const SELFIE_INPUT = 256;

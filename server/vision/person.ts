@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import { HeuristicBodyParser } from './body-layout.ts';
 import { selfieMask, personMatte } from './matte.ts';
 import { visionModelPath } from './models.ts';
-import { OrtSession, type ExecutionProvider } from './ort.ts';
+import { OrtSession, type ExecutionProvider } from '../onnx/ort.ts';
 import { detectionRoi, detectPoses, poseAnchors, type Anchor, type PoseDetection } from './pose-detector.ts';
 import { LANDMARK_INPUT, landmarksInRoi, landmarksRoi, type RoiLandmarks } from './pose-landmarks.ts';
 import { VisionError, type BodyParser, type PersonAnalysis, type RawImage, type RotatedRect } from './types.ts';

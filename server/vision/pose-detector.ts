@@ -6,7 +6,7 @@
  * landmark model from the detector's first two keypoints.
  */
 import { letterboxRect, rectToImage, sampleRect } from './geometry.ts';
-import type { OrtSession } from './ort.ts';
+import type { OrtSession } from '../onnx/ort.ts';
 import type { RawImage, RotatedRect } from './types.ts';
 
 export const DETECTOR_INPUT = 224;

@@ -7,7 +7,7 @@
  */
 import { alignedRect, ROI_SCALE } from './pose-detector.ts';
 import { rectToImage, sampleRect } from './geometry.ts';
-import type { OrtSession } from './ort.ts';
+import type { OrtSession } from '../onnx/ort.ts';
 import type { Landmark, RawImage, RotatedRect } from './types.ts';
 
 export const LANDMARK_INPUT = 256;

@@ -6,7 +6,7 @@ import { floatToHalf } from '../../server/vision/tflite-to-onnx/constants.ts';
 import { convertGraph } from '../../server/vision/tflite-to-onnx/convert.ts';
 import type { WeightPrecision } from '../../server/vision/tflite-to-onnx/graph-builder.ts';
 import type { OpOptions, Sparsity, TensorType, TfliteGraph } from '../../server/vision/tflite-to-onnx/tflite-model.ts';
-import { OrtSession } from '../../server/vision/ort.ts';
+import { OrtSession } from '../../server/onnx/ort.ts';
 
 /** A seeded generator of floats in [-1, 1) (never Math.random). */
 export function seeded(seed: number): () => number {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import sharp from 'sharp';
 import { ensureVisionModels, readManifest, type ReadyModel } from '../../server/vision/models.ts';
-import { OrtSession, type FloatTensor } from '../../server/vision/ort.ts';
+import { OrtSession, type FloatTensor } from '../../server/onnx/ort.ts';
 
 const PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'people', 'viton_00034_00.jpg');
 const HAVE_PHOTO = existsSync(PHOTO);

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
 import { landmarksInRoi, landmarksRoi } from '../../server/vision/pose-landmarks.ts';
-import { OrtSession } from '../../server/vision/ort.ts';
+import { OrtSession } from '../../server/onnx/ort.ts';
 import { visionModelPath } from '../../server/vision/models.ts';
 import { POSE, REGION, VisionError, type PersonAnalysis } from '../../server/vision/types.ts';
 import { decodeGrid, downsampleMask, GOLDEN_TOLERANCES, loadGoldens, maskIoU, medianLandmarkDistance } from '../goldens/golden-format.ts';

@@ -51,10 +51,10 @@ test('only server/store/db.ts imports lowdb at run time', () => {
   assert.deepEqual(importers, ['server/store/db.ts']);
 });
 
-test('only server/vision/ort.ts imports onnxruntime-node; only the ONNX writer imports onnx-proto', () => {
+test('only server/onnx/ort.ts imports onnxruntime-node; only the ONNX writer imports onnx-proto', () => {
   const importersOf = (pkg: string): string[] =>
     sources('server').filter((file) => importsOf(file).some(({ spec, typeOnly }) => !typeOnly && spec === pkg));
-  assert.deepEqual(importersOf('onnxruntime-node'), ['server/vision/ort.ts']);
+  assert.deepEqual(importersOf('onnxruntime-node'), ['server/onnx/ort.ts']);
   assert.deepEqual(importersOf('onnx-proto'), ['server/onnx/writer.ts']);
 });
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { OnnxGraph, encodeInline, type WeightSource } from '../../server/onnx/graph.ts';
-import { OrtSession, type FloatTensor } from '../../server/vision/ort.ts';
+import { OrtSession, type FloatTensor } from '../../server/onnx/ort.ts';
 import type { FashnConfig } from '../../server/engines/fashn/architecture.ts';
 import {
   applyRope,

@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { sessionDenoiser, type Conditions } from '../../server/engines/fashn/denoiser.ts';
 import { WeightsError, prepareModel } from '../../server/engines/fashn/model-cache.ts';
 import { gaussianNoise, sampleEuler } from '../../server/engines/fashn/sampler.ts';
-import { OrtSession, type FloatTensor } from '../../server/vision/ort.ts';
+import { OrtSession, type FloatTensor } from '../../server/onnx/ort.ts';
 import { refForward, type RefWeights } from '../helpers/fashn-reference.ts';
 import { TINY, seeded, writeRandomModel } from '../helpers/fashn-tiny.ts';
 

@@ -1,8 +1,8 @@
-/** server/vision/ort.ts: provider fallback, feed checks, release. */
+/** server/onnx/ort.ts: provider fallback, feed checks, release. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { convertGraph } from '../../server/vision/tflite-to-onnx/convert.ts';
-import { OrtSession, supportedProviders } from '../../server/vision/ort.ts';
+import { OrtSession, supportedProviders } from '../../server/onnx/ort.ts';
 import { GraphSketch } from '../helpers/tflite-graph.ts';
 
 function reluModel(): Uint8Array {

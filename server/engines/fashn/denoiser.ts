@@ -4,7 +4,7 @@
  * the person image, poses and garment zeroed and the "none" category); the
  * conditional-only last step runs one row.
  */
-import type { OrtSession, FloatTensor } from '../../vision/ort.ts';
+import type { OrtSession, FloatTensor } from '../../onnx/ort.ts';
 import type { FashnConfig } from './architecture.ts';
 import { MODEL_OUTPUT } from './model-graph.ts';
 import type { Denoiser } from './sampler.ts';

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MODELS_DIR } from '../../vision/models.ts';
-import { OrtSession, type ExecutionProvider } from '../../vision/ort.ts';
+import { OrtSession, type ExecutionProvider } from '../../onnx/ort.ts';
 import type { RawImage } from '../../vision/types.ts';
 import {
   DETECTOR_COLUMNS,

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { encodePixels } from '../encode.ts';
 import { MODELS_DIR } from '../../vision/models.ts';
-import { OrtSession, supportedProviders, type ExecutionProvider } from '../../vision/ort.ts';
+import { OrtSession, supportedProviders, type ExecutionProvider } from '../../onnx/ort.ts';
 import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
 import { VisionError, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
 import type { ComputeType } from '../../onnx/graph.ts';

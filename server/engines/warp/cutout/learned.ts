@@ -12,7 +12,7 @@
  */
 import sharp from 'sharp';
 import { visionModelPath } from '../../../vision/models.ts';
-import { OrtSession } from '../../../vision/ort.ts';
+import { OrtSession } from '../../../onnx/ort.ts';
 import type { Mask, RawImage } from '../../../vision/types.ts';
 
 const SIZE = 320;
