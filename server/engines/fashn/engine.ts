@@ -13,10 +13,11 @@ import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { encodePixels } from '../encode.ts';
+import { analyseCustomer, findWearer } from '../person.ts';
 import { MODELS_DIR } from '../../vision/models.ts';
 import { OrtSession, supportedProviders, type ExecutionProvider } from '../../onnx/ort.ts';
 import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
-import { VisionError, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
+import type { PersonAnalysis, RawImage } from '../../vision/types.ts';
 import type { ComputeType } from '../../onnx/graph.ts';
 import {
   EngineError,
@@ -167,7 +168,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
           drawPoseGray(openPoseKeypoints(analysis.landmarks, analysis.width, analysis.height), image.width, image.height);
     onProgress({ stage: 'preprocessing', progress: 0.02 });
     let photo = await readRawImage(request.selfie.path);
-    const person = await analyzeOrFail(analyzer, photo);
+    const person = await analyseCustomer(analyzer, photo, 'the photo');
     const seed = request.seed ?? randomInt(2 ** 31);
     const order = request.items.map((item, index) => ({ item, index, category: request.categories[index] ?? 'auto' }));
     order.sort((a, b) => LAYER_ORDER[a.category] - LAYER_ORDER[b.category] || a.index - b.index);
@@ -242,15 +243,6 @@ export async function createEngine(raw: unknown): Promise<Engine> {
   };
 }
 
-async function analyzeOrFail(analyzer: PersonAnalyzer, image: RawImage): Promise<PersonAnalysis> {
-  try {
-    return await analyzer.analyze(image);
-  } catch (error) {
-    if (error instanceof VisionError) throw new EngineError(error.code, `the photo: ${error.message}`);
-    throw error;
-  }
-}
-
 /** RGB pixels resized to fit inside max×max, never upsampled (the reference's pre-resize). */
 async function fitted(image: RawImage, max: number): Promise<RawImage> {
   const size = preResize(image.width, image.height, max);
@@ -285,12 +277,7 @@ async function prepareGarment(
   requested: GarmentCategory,
 ): Promise<{ image: RawImage; pose: Uint8Array; category: ModelCategory }> {
   const image = await fitted(photo, PRE_RESIZE);
-  let wearer: PersonAnalysis | null = null;
-  try {
-    wearer = await analyzer.analyze(image);
-  } catch (error) {
-    if (!(error instanceof VisionError)) throw error;
-  }
+  const wearer = await findWearer(analyzer, image);
   if (!wearer) {
     const category = requested === 'auto' ? detectFlatLayCategory(image.data, image.width, image.height) : modelCategory(requested);
     return { image, pose: new Uint8Array(image.width * image.height), category };

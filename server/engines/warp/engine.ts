@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
-import { VisionError, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
+import { analyseCustomer } from '../person.ts';
+import type { RawImage } from '../../vision/types.ts';
 import {
   EngineError,
   type CreateEngine,
@@ -109,7 +110,7 @@ export class WarpEngine implements Engine {
     const photo = await readRawImage(request.selfie.path);
     // A phone's 12 megapixels are worked on at the engine's 0.8 (768×1024), and the result is blended back into the full photo.
     const image = await workingCopy(photo);
-    const person = await analyse(analyzer, image, 'the customer photo');
+    const person = await analyseCustomer(analyzer, image);
     throwIfAborted(signal);
 
     const garments: GarmentCutout[] = [];
@@ -323,16 +324,6 @@ async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): 
 function order(garment: GarmentCutout, tucked: boolean): number {
   if (tucked && garment.category === 'top') return -1;
   return LAYER_ORDER[garment.category];
-}
-
-/** The person analysis, with vision's refusals turned into the engine's typed failures. */
-async function analyse(analyzer: PersonAnalyzer, image: RawImage, what: string): Promise<PersonAnalysis> {
-  try {
-    return await analyzer.analyze(image);
-  } catch (error) {
-    if (error instanceof VisionError) throw new EngineError(error.code, `${what}: ${error.message}`);
-    throw error;
-  }
 }
 
 export const createEngine: CreateEngine = (options) => new WarpEngine((options ?? {}) as WarpOptions);

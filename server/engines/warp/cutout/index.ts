@@ -7,8 +7,9 @@
  * garment is what stands out from the plain background, and its silhouette
  * gives the category and landmarks.
  */
+import { findWearer } from '../../person.ts';
 import { PersonAnalyzer } from '../../../vision/person.ts';
-import { POSE, REGION, VisionError, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { EngineError, type GarmentCategory } from '../../types.ts';
 import { bareSkinShare, clothingColour, isSkin, skinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
@@ -40,12 +41,7 @@ const BARE_REGIONS = new Set<number>([REGION.neck, REGION.leftHand, REGION.right
 const MIN_BARE_SKIN = 0.1;
 
 export async function cutOutGarment(image: RawImage, options: CutOutOptions): Promise<GarmentCutout> {
-  let model: PersonAnalysis | null = null;
-  try {
-    model = await options.analyzer.analyze(image);
-  } catch (error) {
-    if (!(error instanceof VisionError)) throw error;
-  }
+  const model = await findWearer(options.analyzer, image);
   // A model counts when their shoulders and hips are clearly in the photo and their face is skin, or cut off by the
   // top of the frame (a garment's print or a mannequin can look like a pose to the detector, but has no skin face).
   if (model && isModel(image, model)) {
