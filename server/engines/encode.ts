@@ -7,7 +7,8 @@ import sharp, { type Sharp } from 'sharp';
 import type { ImageFormat } from '../kernel/vocabulary.ts';
 
 function encoder(image: Sharp, format: ImageFormat): Sharp {
-  if (format === 'png') return image.png({ compressionLevel: 6 });
+  // Level 2: a 12 MP photo in 85 ms instead of level 6's 132 ms on this machine, for a file 15 % larger.
+  if (format === 'png') return image.png({ compressionLevel: 2 });
   return image.toFormat(format, { quality: 90 });
 }
 

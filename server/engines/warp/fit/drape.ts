@@ -18,45 +18,87 @@ import type { Layer } from './render.ts';
  */
 const DRAPE = { top: 0.03, bottom: 0.16, depth: 0.3, neck: 0.3, feather: 1.5 } as const;
 
+/** A box of photo pixels, [x0, x1) × [y0, y1). */
+interface Box {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+}
+
 /**
- * Distance (px, chamfer 3-4 / 3) from each pixel to the nearest pixel of the person's body (the head and hair,
- * which may hang over the shoulders, are not body), cached per analysis.
+ * Distance (px, chamfer 3-4 / 3) from each pixel of `box` to the nearest pixel of the person's body inside it
+ * (the head and hair, which may hang over the shoulders, are not body). Exact wherever the nearest body pixel lies
+ * in the box, so a box grown by the largest distance that matters gives exact answers up to that distance.
  */
-const distances = new WeakMap<PersonAnalysis, Float32Array>();
-export function distanceToBody(person: PersonAnalysis): Float32Array {
-  let d = distances.get(person);
-  if (d) return d;
-  const { data, width, height } = person.matte;
+export function distanceToBody(person: PersonAnalysis, box: Box): Float32Array {
+  const { data, width } = person.matte;
   const labels = person.layout.labels;
-  d = new Float32Array(width * height);
-  for (let i = 0; i < d.length; i++) d[i] = data[i]! >= 128 && labels[i] !== REGION.head ? 0 : 1e9;
-  const at = (x: number, y: number): number => (x < 0 || y < 0 || x >= width || y >= height ? 1e9 : d![y * width + x]!);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      d[i] = Math.min(d[i]!, at(x - 1, y) + 3, at(x, y - 1) + 3, at(x - 1, y - 1) + 4, at(x + 1, y - 1) + 4);
+  const w = box.x1 - box.x0;
+  const h = box.y1 - box.y0;
+  const far = 1e9;
+  const d = new Float32Array(w * h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = (box.y0 + y) * width + box.x0 + x;
+      d[y * w + x] = data[i]! >= 128 && labels[i] !== REGION.head ? 0 : far;
     }
   }
-  for (let y = height - 1; y >= 0; y--) {
-    for (let x = width - 1; x >= 0; x--) {
-      const i = y * width + x;
-      d[i] = Math.min(d[i]!, at(x + 1, y) + 3, at(x, y + 1) + 3, at(x + 1, y + 1) + 4, at(x - 1, y + 1) + 4);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const k = y * w + x;
+      let v = d[k]!;
+      if (v === 0) continue;
+      if (x > 0) v = Math.min(v, d[k - 1]! + 3);
+      if (y > 0) {
+        v = Math.min(v, d[k - w]! + 3);
+        if (x > 0) v = Math.min(v, d[k - w - 1]! + 4);
+        if (x + 1 < w) v = Math.min(v, d[k - w + 1]! + 4);
+      }
+      d[k] = v;
     }
   }
-  for (let i = 0; i < d.length; i++) d[i] = d[i]! / 3;
-  distances.set(person, d);
+  for (let y = h - 1; y >= 0; y--) {
+    for (let x = w - 1; x >= 0; x--) {
+      const k = y * w + x;
+      let v = d[k]!;
+      if (v === 0) continue;
+      if (x + 1 < w) v = Math.min(v, d[k + 1]! + 3);
+      if (y + 1 < h) {
+        v = Math.min(v, d[k + w]! + 3);
+        if (x + 1 < w) v = Math.min(v, d[k + w + 1]! + 4);
+        if (x > 0) v = Math.min(v, d[k + w - 1]! + 4);
+      }
+      d[k] = v;
+    }
+  }
+  for (let k = 0; k < d.length; k++) d[k] = d[k]! / 3;
   return d;
 }
 
 /** The layer with what stands off the shoulders (see DRAPE) taken away; the layer itself is changed. */
 export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAnalysis): Layer {
-  const distance = distanceToBody(person);
   const { width, height } = person.matte;
   const { origin, down, side, unit, shoulderTop } = body;
   const along = (x: number, y: number): number => (x - origin.x) * down.x + (y - origin.y) * down.y;
   const across = (x: number, y: number): number => (x - origin.x) * side.x + (y - origin.y) * side.y;
   const top = Math.min(along(shoulderTop.left.x, shoulderTop.left.y), along(shoulderTop.right.x, shoulderTop.right.y));
   const depth = DRAPE.depth * body.torsoLength;
+  // Distances are needed only over the layer down to the armpits, and only up to the widest margin: the box is
+  // grown by that much, so every distance that can decide a pixel is exact.
+  const reach = Math.ceil(unit * DRAPE.bottom + DRAPE.feather) + 1;
+  // Below this row every pixel of the layer is deeper than the armpits (for a body tilted past 70°, the layer's end).
+  const deepest = Math.max(...[layer.x0, layer.x0 + layer.width].map((x) => top + depth - (x - origin.x) * down.x));
+  const lowest = down.y > 0.35 ? origin.y + deepest / down.y : layer.y0 + layer.height;
+  const box = {
+    x0: Math.max(0, layer.x0 - reach),
+    y0: Math.max(0, layer.y0 - reach),
+    x1: Math.min(width, layer.x0 + layer.width + reach),
+    y1: Math.min(height, Math.ceil(Math.min(layer.y0 + layer.height, lowest)) + reach),
+  };
+  if (box.x1 <= box.x0 || box.y1 <= box.y0) return layer;
+  const distance = distanceToBody(person, box);
+  const bw = box.x1 - box.x0;
   for (let y = 0; y < layer.height; y++) {
     const py = layer.y0 + y;
     for (let x = 0; x < layer.width; x++) {
@@ -67,7 +109,8 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
       const t = (along(px, py) - top) / depth;
       if (t > 1) continue;
       const margin = unit * (DRAPE.top + Math.max(0, t) * (DRAPE.bottom - DRAPE.top));
-      const d = px < 0 || py < 0 || px >= width || py >= height ? Infinity : distance[py * width + px]!;
+      const inside = px >= box.x0 && py >= box.y0 && px < box.x1 && py < box.y1;
+      const d = inside ? distance[(py - box.y0) * bw + px - box.x0]! : Infinity;
       const keep = Math.min(1, Math.max(0, (margin - d) / DRAPE.feather + 0.5));
       layer.alpha[o] = layer.alpha[o]! * keep;
     }
