@@ -8,7 +8,7 @@
 import { cpus } from 'node:os';
 import { convertTflite } from '../server/vision/tflite-to-onnx/convert.ts';
 import { readManifest, readSource } from '../server/vision/models.ts';
-import { OrtSession, type FloatTensor } from '../server/vision/ort.ts';
+import { OrtSession, type FloatTensor } from '../server/onnx/ort.ts';
 
 const RUNS = 20;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
