@@ -21,7 +21,6 @@ import {
   type Styling,
 } from '../kernel/vocabulary.ts';
 
-export { normalizeSize };
 const KNOWN_FIELDS = new Set([
   'selfie',
   'items',
