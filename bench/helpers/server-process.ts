@@ -25,6 +25,9 @@ export interface ServerChild {
 }
 
 /** Engine specs of the benchmark: a slow default engine, and a fast one on its own device slot. */
+/** The slow test engine's id (the compose test engine's default): what bench submissions name. */
+export const SLOW_ENGINE_ID = 'test-compose';
+
 export function benchEngines(slowDelayMs: number): unknown[] {
   return [
     { module: COMPOSE_ENGINE, options: { delayMs: slowDelayMs } },
