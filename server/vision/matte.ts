@@ -5,6 +5,7 @@
  * with a fast guided filter steered by the photo, so that the matte follows
  * hair strands and sleeve edges instead of the 256×256 models' blur.
  */
+import { boxMean } from '../kernel/raster.ts';
 import { projectMapToImage, resizeMap, sampleRect } from './geometry.ts';
 import type { OrtSession } from '../onnx/ort.ts';
 import type { Mask, RawImage, RotatedRect } from './types.ts';
@@ -76,42 +77,6 @@ export function personMatte(inputs: MatteInputs): Mask {
     fused[i] = v < 0 ? 0 : v > 1 ? 1 : v;
   }
   return guidedUpsample(image, fused, s, GUIDED_RADIUS, GUIDED_EPS);
-}
-
-/** 1 / (the number of window positions inside 0..size−1) for each position: the clipped window's size. */
-function inverseCounts(size: number, r: number): Float32Array {
-  const out = new Float32Array(size);
-  for (let k = 0; k < size; k++) out[k] = 1 / (Math.min(size - 1, k + r) - Math.max(0, k - r) + 1);
-  return out;
-}
-
-/** Mean over a (2r+1)² window at every pixel (window clipped at the edges), with running sums. */
-export function boxMean(src: Float32Array, width: number, height: number, r: number): Float32Array {
-  const tmp = new Float32Array(width * height);
-  const out = new Float32Array(width * height);
-  const invX = inverseCounts(width, r);
-  const invY = inverseCounts(height, r);
-  // Horizontal pass: a running sum along each row.
-  for (let y = 0; y < height; y++) {
-    const row = y * width;
-    let sum = 0;
-    for (let x = 0; x < Math.min(r, width); x++) sum += src[row + x]!;
-    for (let x = 0; x < width; x++) {
-      if (x + r < width) sum += src[row + x + r]!;
-      if (x > r) sum -= src[row + x - r - 1]!;
-      tmp[row + x] = sum * invX[x]!;
-    }
-  }
-  // Vertical pass over whole rows at once.
-  const sums = new Float64Array(width);
-  for (let y = 0; y < Math.min(r, height); y++) for (let x = 0; x < width; x++) sums[x]! += tmp[y * width + x]!;
-  for (let y = 0; y < height; y++) {
-    if (y + r < height) for (let x = 0, o = (y + r) * width; x < width; x++) sums[x]! += tmp[o + x]!;
-    if (y > r) for (let x = 0, o = (y - r - 1) * width; x < width; x++) sums[x]! -= tmp[o + x]!;
-    const inv = invY[y]!;
-    for (let x = 0, o = y * width; x < width; x++) out[o + x] = sums[x]! * inv;
-  }
-  return out;
 }
 
 /** The photo's R, G, B (0..1) averaged over s×s blocks: the guide on the coarse grid. */

@@ -23,7 +23,8 @@ import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../
 import type { BodyFrame } from './fit/body.ts';
 import type { Layer } from './fit/render.ts';
 import type { WarpCategory } from './types.ts';
-import { squareFilter, summarise } from './cutout/alpha.ts';
+import { squareFilter } from '../../kernel/raster.ts';
+import { summarise } from './cutout/alpha.ts';
 import { layerCoverage } from './composite/compose.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
 

@@ -18,7 +18,7 @@
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { replaceWaistBand } from './bands.ts';
-import { boxMean } from '../../../vision/matte.ts';
+import { boxMean } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { isSkin, luma, skinModel, type SkinModel } from './colour.ts';

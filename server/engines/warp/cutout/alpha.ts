@@ -7,6 +7,7 @@
  * inside the garment (a white print on a white wall) are filled, and specks
  * apart from the garment are dropped.
  */
+import { components, squareFilter } from '../../../kernel/raster.ts';
 import type { Mask, RawImage } from '../../../vision/types.ts';
 
 /** Border band sampled for the background, as a share of the shorter side. */
@@ -232,31 +233,6 @@ export function summarise(alpha: Uint8Array, width: number, height: number): Gar
   return { alpha: { data: alpha, width, height }, coverage: covered / (width * height), box: [x0, y0, x1, y1] };
 }
 
-/** Running max (or min) over a window of 2r+1 along rows, then columns: a square dilation (erosion) of a 0/1 mask. */
-export function squareFilter(mask: Uint8Array, width: number, height: number, r: number, max: boolean): Uint8Array {
-  const tmp = new Uint8Array(mask.length);
-  const out = new Uint8Array(mask.length);
-  const hit = max ? 1 : 0;
-  for (let y = 0; y < height; y++) {
-    let last = -Infinity;
-    for (let x = 0; x < width + r; x++) {
-      if (x < width && mask[y * width + x] === hit) last = x;
-      const at = x - r;
-      // `last` is the latest hit up to at + r: one lies in the window when it is not before at − r.
-      if (at >= 0) tmp[y * width + at] = last >= at - r ? hit : 1 - hit;
-    }
-  }
-  for (let x = 0; x < width; x++) {
-    let last = -Infinity;
-    for (let y = 0; y < height + r; y++) {
-      if (y < height && tmp[y * width + x] === hit) last = y;
-      const at = y - r;
-      if (at >= 0) out[at * width + x] = last >= at - r ? hit : 1 - hit;
-    }
-  }
-  return out;
-}
-
 /**
  * Light parts of a print that touch the garment's outline (white flowers at a
  * dress's edge) are reached by the background's flood and bite into the
@@ -473,32 +449,6 @@ function cleanLine(line: Float32Array): Float32Array {
     out[i] = sum / count;
   }
   return out;
-}
-
-/** The 4-connected components of the pixels where `mask` is `value`: a label per pixel (−1 elsewhere) and each one's size. */
-export function components(mask: Uint8Array, width: number, value: number): { label: Int32Array; sizes: number[] } {
-  const n = mask.length;
-  const label = new Int32Array(n).fill(-1);
-  const queue = new Int32Array(n);
-  const sizes: number[] = [];
-  for (let start = 0; start < n; start++) {
-    if (mask[start] !== value || label[start]! >= 0) continue;
-    const id = sizes.length;
-    let head = 0;
-    let tail = 0;
-    label[start] = id;
-    queue[tail++] = start;
-    while (head < tail) {
-      const i = queue[head++]!;
-      const x = i % width;
-      if (x > 0 && mask[i - 1] === value && label[i - 1]! < 0) ((label[i - 1] = id), (queue[tail++] = i - 1));
-      if (x < width - 1 && mask[i + 1] === value && label[i + 1]! < 0) ((label[i + 1] = id), (queue[tail++] = i + 1));
-      if (i >= width && mask[i - width] === value && label[i - width]! < 0) ((label[i - width] = id), (queue[tail++] = i - width));
-      if (i < n - width && mask[i + width] === value && label[i + width]! < 0) ((label[i + width] = id), (queue[tail++] = i + width));
-    }
-    sizes.push(tail);
-  }
-  return { label, sizes };
 }
 
 /** The largest 4-connected component of the pixels not `outside` (1 = garment), or null if there are none. */

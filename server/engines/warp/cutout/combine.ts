@@ -15,7 +15,8 @@
  *   their side of the edge, the learned probability where they do not.
  */
 import type { Mask } from '../../../vision/types.ts';
-import { components, squareFilter, summarise, type GarmentMatte } from './alpha.ts';
+import { components, squareFilter } from '../../../kernel/raster.ts';
+import { summarise, type GarmentMatte } from './alpha.ts';
 
 /** Closing radius, as a share of the garment photo's longer side. */
 const CLOSING = 0.012;

@@ -1,0 +1,92 @@
+/**
+ * Raster primitives on typed arrays, shared by the vision models' post-processing and the warp engine: a box
+ * mean, a square dilation or erosion of a 0/1 mask, and connected components. No allocation per pixel; they
+ * import nothing.
+ */
+
+/** 1 / (the number of window positions inside 0..size−1) for each position: the clipped window's size. */
+function inverseCounts(size: number, r: number): Float32Array {
+  const out = new Float32Array(size);
+  for (let k = 0; k < size; k++) out[k] = 1 / (Math.min(size - 1, k + r) - Math.max(0, k - r) + 1);
+  return out;
+}
+
+/** Mean over a (2r+1)² window at every pixel (window clipped at the edges), with running sums. */
+export function boxMean(src: Float32Array, width: number, height: number, r: number): Float32Array {
+  const tmp = new Float32Array(width * height);
+  const out = new Float32Array(width * height);
+  const invX = inverseCounts(width, r);
+  const invY = inverseCounts(height, r);
+  // Horizontal pass: a running sum along each row.
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    let sum = 0;
+    for (let x = 0; x < Math.min(r, width); x++) sum += src[row + x]!;
+    for (let x = 0; x < width; x++) {
+      if (x + r < width) sum += src[row + x + r]!;
+      if (x > r) sum -= src[row + x - r - 1]!;
+      tmp[row + x] = sum * invX[x]!;
+    }
+  }
+  // Vertical pass over whole rows at once.
+  const sums = new Float64Array(width);
+  for (let y = 0; y < Math.min(r, height); y++) for (let x = 0; x < width; x++) sums[x]! += tmp[y * width + x]!;
+  for (let y = 0; y < height; y++) {
+    if (y + r < height) for (let x = 0, o = (y + r) * width; x < width; x++) sums[x]! += tmp[o + x]!;
+    if (y > r) for (let x = 0, o = (y - r - 1) * width; x < width; x++) sums[x]! -= tmp[o + x]!;
+    const inv = invY[y]!;
+    for (let x = 0, o = y * width; x < width; x++) out[o + x] = sums[x]! * inv;
+  }
+  return out;
+}
+
+/** Running max (or min) over a window of 2r+1 along rows, then columns: a square dilation (erosion) of a 0/1 mask. */
+export function squareFilter(mask: Uint8Array, width: number, height: number, r: number, max: boolean): Uint8Array {
+  const tmp = new Uint8Array(mask.length);
+  const out = new Uint8Array(mask.length);
+  const hit = max ? 1 : 0;
+  for (let y = 0; y < height; y++) {
+    let last = -Infinity;
+    for (let x = 0; x < width + r; x++) {
+      if (x < width && mask[y * width + x] === hit) last = x;
+      const at = x - r;
+      // `last` is the latest hit up to at + r: one lies in the window when it is not before at − r.
+      if (at >= 0) tmp[y * width + at] = last >= at - r ? hit : 1 - hit;
+    }
+  }
+  for (let x = 0; x < width; x++) {
+    let last = -Infinity;
+    for (let y = 0; y < height + r; y++) {
+      if (y < height && tmp[y * width + x] === hit) last = y;
+      const at = y - r;
+      if (at >= 0) out[at * width + x] = last >= at - r ? hit : 1 - hit;
+    }
+  }
+  return out;
+}
+
+/** The 4-connected components of the pixels where `mask` is `value`: a label per pixel (−1 elsewhere) and each one's size. */
+export function components(mask: Uint8Array, width: number, value: number): { label: Int32Array; sizes: number[] } {
+  const n = mask.length;
+  const label = new Int32Array(n).fill(-1);
+  const queue = new Int32Array(n);
+  const sizes: number[] = [];
+  for (let start = 0; start < n; start++) {
+    if (mask[start] !== value || label[start]! >= 0) continue;
+    const id = sizes.length;
+    let head = 0;
+    let tail = 0;
+    label[start] = id;
+    queue[tail++] = start;
+    while (head < tail) {
+      const i = queue[head++]!;
+      const x = i % width;
+      if (x > 0 && mask[i - 1] === value && label[i - 1]! < 0) ((label[i - 1] = id), (queue[tail++] = i - 1));
+      if (x < width - 1 && mask[i + 1] === value && label[i + 1]! < 0) ((label[i + 1] = id), (queue[tail++] = i + 1));
+      if (i >= width && mask[i - width] === value && label[i - width]! < 0) ((label[i - width] = id), (queue[tail++] = i - width));
+      if (i < n - width && mask[i + width] === value && label[i + width]! < 0) ((label[i + width] = id), (queue[tail++] = i + width));
+    }
+    sizes.push(tail);
+  }
+  return { label, sizes };
+}
