@@ -13,7 +13,16 @@ import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { garmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
 import { cutOutGarment } from '../../server/engines/warp/cutout/index.ts';
-import { categoryOf, readSilhouette, shapeFeatures } from '../../server/engines/warp/cutout/silhouette.ts';
+import {
+  armpitOf,
+  categoryOf,
+  hemOf,
+  necklineOf,
+  readSilhouette,
+  shapeFeatures,
+  sleeveEndOf,
+  upperBody,
+} from '../../server/engines/warp/cutout/silhouette.ts';
 import { EngineError } from '../../server/engines/types.ts';
 import type { Point } from '../../server/engines/warp/types.ts';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
@@ -113,6 +122,53 @@ describe('category from the silhouette', () => {
       const silhouette = readSilhouette(garmentMatte(await drawn(shape, 'white'))!.alpha);
       assert.equal(categoryOf(silhouette), expected, JSON.stringify(shapeFeatures(silhouette)));
     }
+  });
+});
+
+describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixels)', () => {
+  const tee = async () => readSilhouette(garmentMatte(await drawn(TEE, 'white'))!.alpha);
+  const near1 = (value: number, expected: number, tolerance: number, what: string): void =>
+    assert.ok(Math.abs(value - expected) <= tolerance, `${what}: ${value.toFixed(0)}, drawn at ${expected}`);
+
+  test('upperBody: the body’s sides under the arms and its centre line; the sleeves do not hang', async () => {
+    const body = upperBody(await tee());
+    near1(body.left, 200, 6, 'body left');
+    near1(body.right, 400, 6, 'body right');
+    near1(body.centre, 300, 6, 'centre');
+    assert.equal(body.hanging, false);
+  });
+
+  test('armpitOf: where each side leaves the body line going up', async () => {
+    const s = await tee();
+    const body = upperBody(s);
+    const left = armpitOf(s, body, 'left')!;
+    const right = armpitOf(s, body, 'right')!;
+    near1(left.x, 200, 6, 'left armpit x');
+    near1(right.x, 400, 6, 'right armpit x');
+    near1(left.y, 250, 24, 'left armpit y');
+    near1(right.y, 250, 24, 'right armpit y');
+  });
+
+  test('necklineOf: the front lies below the sides, on the centre line', async () => {
+    const s = await tee();
+    const neck = necklineOf(s, upperBody(s));
+    near1(neck.front.x, 300, 6, 'front x');
+    assert.ok(neck.front.y > neck.imageLeft.y + 10 && neck.front.y > neck.imageRight.y + 10, JSON.stringify(neck));
+    assert.ok(neck.imageLeft.x < 300 && neck.imageRight.x > 300);
+  });
+
+  test('sleeveEndOf: the far end of each sleeve, with its half-width; hemOf: the hem’s row and ends', async () => {
+    const s = await tee();
+    const body = upperBody(s);
+    const end = sleeveEndOf(s, body, 'right', { x: 400, y: 150 }, armpitOf(s, body, 'right')!)!;
+    // The right sleeve's opening runs from (490, 280) to (450, 320).
+    near1(end.end.x, 470, 24, 'sleeve end x');
+    near1(end.end.y, 300, 24, 'sleeve end y');
+    assert.ok(end.half > 10 && end.half < 40, `half-width ${end.half}`);
+    const hem = hemOf(s, body);
+    near1(hem.y, 650, 20, 'hem y');
+    near1(hem.left, 200, 6, 'hem left');
+    near1(hem.right, 400, 6, 'hem right');
   });
 });
 

@@ -155,213 +155,248 @@ function topAt(s: Silhouette, x: number): number {
   return -1;
 }
 
-/** Landmarks of a top, dress or jacket laid flat. */
-export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLandmarks {
+/**
+ * How a top's body lies in its silhouette: its centre line, how far down that line it reaches, the body's sides
+ * (x of its left and right edge under the arms) and whether the sleeves hang down beside it.
+ */
+export interface UpperBody {
+  centre: number;
+  centralLength: number;
+  left: number;
+  right: number;
+  /** Half the body's width. */
+  half: number;
+  hanging: boolean;
+}
+
+/**
+ * The body's sides: the run on the centre line where it is narrowest (sleeves spread flat or hanging may touch the
+ * body and widen the run in other rows), between 40 % and 85 % of the way down. Sleeves hanging down against the
+ * body (jackets, jumpers) widen every central run down to the hem; near the hem they part from it, and the body is
+ * the run between them there. That body is most of the garment's width; a narrow gap (a split hem, a slit between
+ * two front panels) is not one.
+ */
+export function upperBody(s: Silhouette): UpperBody {
   const h = s.bottom - s.top + 1;
   const centre = centreOf(s);
   const { length: centralLength } = centralShape(s);
-  // The body's sides: the run on the centre line where it is narrowest (sleeves spread flat or hanging may touch the
-  // body and widen the run in other rows), between 40 % and 85 % of the way down.
   const bodyRuns = band(s, (0.4 * centralLength) / h, (0.85 * centralLength) / h)
     .map((r) => runAt(r, centre))
     .sort((a, b) => a[1] - a[0] - (b[1] - b[0]));
   const narrow = bodyRuns.slice(0, Math.max(1, Math.ceil(bodyRuns.length / 3)));
-  let bodyLeft = median(narrow.map((r) => r[0]));
-  let bodyRight = median(narrow.map((r) => r[1]));
-  // Sleeves hanging down against the body (jackets, jumpers) widen every central run down to the hem; near the
-  // hem they part from it, and the body is the run between them there.
-  // The body between hanging sleeves is most of the garment's width; a narrow gap (a split hem, a slit between two
-  // front panels) is not.
+  let left = median(narrow.map((r) => r[0]));
+  let right = median(narrow.map((r) => r[1]));
   const apart = hangingSleeveBody(s, centre);
   const apartWidth = apart ? apart[1] - apart[0] : 0;
-  const hanging = apart !== null && apartWidth < 0.85 * (bodyRight - bodyLeft) && apartWidth > HANGING_BODY * (bodyRight - bodyLeft);
-  if (hanging) [bodyLeft, bodyRight] = apart;
-  const bodyHalf = (bodyRight - bodyLeft) / 2;
+  const hanging = apart !== null && apartWidth < 0.85 * (right - left) && apartWidth > HANGING_BODY * (right - left);
+  if (hanging) [left, right] = apart;
+  return { centre, centralLength, left, right, half: (right - left) / 2, hanging };
+}
 
-  // Armpits: going up from mid-body, where the side leaves the body line outwards (a sleeve starts).
-  const armpit = (side: 'left' | 'right'): Point | null => {
-    const line = side === 'left' ? bodyLeft : bodyRight;
-    // A sleeve hanging apart from the body at mid-body: going up, the armpit is where the gap between them closes.
-    const apartAt = (y: number): boolean => {
-      const r = s.rows[y];
-      if (!r) return false;
-      const central = runAt(r, centre);
-      return r.runs.some((run) => (side === 'left' ? run[1] <= central[0] : run[0] >= central[1]));
-    };
-    const middle = Math.floor(s.top + 0.5 * centralLength);
-    if (apartAt(middle)) {
-      let y = middle;
-      while (y > s.top && apartAt(y - 1)) y--;
-      const central = runAt(s.rows[y]!, centre);
-      return { x: side === 'left' ? central[0] : central[1], y };
-    }
-    const start = Math.floor(s.top + 0.5 * centralLength);
-    let last: Point | null = null;
-    for (let y = start; y >= s.top; y--) {
-      const r = s.rows[y];
-      if (!r) break;
-      const [runLeft, runRight] = runAt(r, centre);
-      const edge = side === 'left' ? runLeft : runRight;
-      const outwards = side === 'left' ? line - edge : edge - line;
-      if (outwards > 0.18 * bodyHalf) return last ?? { x: line, y };
-      last = { x: edge, y };
-    }
-    return null;
+/** An armpit, image side: going up from mid-body, where the side leaves the body line outwards (a sleeve starts). */
+export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right'): Point | null {
+  const { centre, centralLength } = body;
+  const line = side === 'left' ? body.left : body.right;
+  // A sleeve hanging apart from the body at mid-body: going up, the armpit is where the gap between them closes.
+  const apartAt = (y: number): boolean => {
+    const r = s.rows[y];
+    if (!r) return false;
+    const central = runAt(r, centre);
+    return r.runs.some((run) => (side === 'left' ? run[1] <= central[0] : run[0] >= central[1]));
   };
-  const pitL = armpit('left');
-  const pitR = armpit('right');
-  const sleeved = pitL !== null && pitR !== null && pitL.y > s.top + 0.08 * h && pitR.y > s.top + 0.08 * h;
+  const middle = Math.floor(s.top + 0.5 * centralLength);
+  if (apartAt(middle)) {
+    let y = middle;
+    while (y > s.top && apartAt(y - 1)) y--;
+    const central = runAt(s.rows[y]!, centre);
+    return { x: side === 'left' ? central[0] : central[1], y };
+  }
+  let last: Point | null = null;
+  for (let y = middle; y >= s.top; y--) {
+    const r = s.rows[y];
+    if (!r) break;
+    const [runLeft, runRight] = runAt(r, centre);
+    const edge = side === 'left' ? runLeft : runRight;
+    const outwards = side === 'left' ? line - edge : edge - line;
+    if (outwards > 0.18 * body.half) return last ?? { x: line, y };
+    last = { x: edge, y };
+  }
+  return null;
+}
 
-  // Shoulders: the top of the silhouette straight above the body's sides (sleeved) or its top corners (straps).
-  const sleevedPits = sleeved && pitL !== null && pitR !== null;
-  const shoulder = (x: number): Point => ({ x, y: Math.max(s.top, topAt(s, Math.round(x))) });
-  // A fitted body is narrower at the waist than at the chest: the shoulder seams are at least as wide as the armpits.
-  const imageLeftShoulder = shoulder(Math.min(bodyLeft, sleevedPits ? pitL.x : bodyLeft) + 0.04 * bodyHalf);
-  const imageRightShoulder = shoulder(Math.max(bodyRight, sleevedPits ? pitR.x : bodyRight) - 0.04 * bodyHalf);
-
-  // Neckline: the silhouette's top edge is lowest at the centre between the shoulders; its sides are where it rises to the top.
-  const neckFront = { x: centre, y: Math.max(s.top, topAt(s, Math.round(centre))) };
-  const neckSide = (dir: -1 | 1): Point => {
-    let best = { x: centre, y: neckFront.y };
-    for (let x = centre; Math.abs(x - centre) < 0.7 * bodyHalf; x += dir) {
+/** The neckline: lowest at the centre between the shoulders; its image-left and image-right ends where it rises to the top. */
+export function necklineOf(s: Silhouette, body: UpperBody): { front: Point; imageLeft: Point; imageRight: Point } {
+  const { centre } = body;
+  const front = { x: centre, y: Math.max(s.top, topAt(s, Math.round(centre))) };
+  const side = (dir: -1 | 1): Point => {
+    let best = { x: centre, y: front.y };
+    for (let x = centre; Math.abs(x - centre) < 0.7 * body.half; x += dir) {
       const y = topAt(s, Math.round(x));
       if (y >= 0 && y <= best.y) best = { x, y };
     }
     return best;
   };
-  const neckImageLeft = neckSide(-1);
-  const neckImageRight = neckSide(1);
+  return { front, imageLeft: side(-1), imageRight: side(1) };
+}
 
-  // Sleeves: the garment outside the body's sides above the armpit; the end is the part farthest from the shoulder.
-  const sleeveEnd = (side: 'left' | 'right', from: Point, pit: Point | null): { end: Point; half: number } | null => {
-    if (!pit) return null;
-    // Sleeve pixels: garment outside the body's side line, connected (on a 2-pixel grid) to the part of it above the
-    // armpit. A sleeve hanging beside the body is reached that way; a flared hem or a side slit below is not.
-    const { data, width: w } = s.mask;
-    const step = 2;
-    const gw = Math.ceil(w / step);
-    const outsideAt = (gx: number, gy: number): boolean => {
-      const x = gx * step;
-      const y = gy * step;
-      if (x < 0 || x >= w || y < s.top || y > s.bottom || data[y * w + x]! < ON) return false;
-      if (side === 'left' ? x >= bodyLeft - 2 : x <= bodyRight + 2) return false;
-      // Below the armpit, the body's own run (a flared hem) is not sleeve; a run apart from it (a hanging sleeve) is.
-      // Sleeves hanging against the body share its run: there the body's side line alone divides them.
-      if (y > pit.y && !hanging) {
-        const r = s.rows[y];
-        if (r) {
-          const [a, b] = runAt(r, centre);
-          if (x >= a && x < b) return false;
-        }
-      }
-      return true;
-    };
-    const seen = new Set<number>();
-    const stack: number[] = [];
-    for (let gy = Math.ceil(s.top / step); gy * step <= pit.y; gy++) {
-      for (let gx = 0; gx < gw; gx++) {
-        if (outsideAt(gx, gy)) {
-          seen.add(gy * gw + gx);
-          stack.push(gy * gw + gx);
-        }
+/**
+ * A sleeve's end, image side: the garment outside the body's side line, connected (on a 2-pixel grid) to the
+ * part of it above the armpit (a sleeve hanging beside the body is reached that way; a flared hem or a side slit
+ * below is not); the end is the part farthest from the shoulder, with half the width of its opening.
+ */
+export function sleeveEndOf(
+  s: Silhouette,
+  body: UpperBody,
+  side: 'left' | 'right',
+  from: Point,
+  pit: Point,
+): { end: Point; half: number } | null {
+  const { data, width: w } = s.mask;
+  const step = 2;
+  const gw = Math.ceil(w / step);
+  const outsideAt = (gx: number, gy: number): boolean => {
+    const x = gx * step;
+    const y = gy * step;
+    if (x < 0 || x >= w || y < s.top || y > s.bottom || data[y * w + x]! < ON) return false;
+    if (side === 'left' ? x >= body.left - 2 : x <= body.right + 2) return false;
+    // Below the armpit, the body's own run (a flared hem) is not sleeve; a run apart from it (a hanging sleeve) is.
+    // Sleeves hanging against the body share its run: there the body's side line alone divides them.
+    if (y > pit.y && !body.hanging) {
+      const r = s.rows[y];
+      if (r) {
+        const [a, b] = runAt(r, body.centre);
+        if (x >= a && x < b) return false;
       }
     }
-    while (stack.length > 0) {
-      const k = stack.pop()!;
-      const gx = k % gw;
-      const gy = (k - gx) / gw;
-      for (const [nx, ny] of [
-        [gx - 1, gy],
-        [gx + 1, gy],
-        [gx, gy - 1],
-        [gx, gy + 1],
-      ] as const) {
-        const n = ny * gw + nx;
-        if (nx < 0 || nx >= gw || seen.has(n) || !outsideAt(nx, ny)) continue;
-        seen.add(n);
-        stack.push(n);
-      }
-    }
-    let far = 0;
-    const pts: Point[] = [];
-    for (const k of seen) {
-      const x = (k % gw) * step;
-      const y = Math.floor(k / gw) * step;
-      const d = Math.hypot(x - from.x, y - from.y);
-      pts.push({ x, y });
-      if (d > far) far = d;
-    }
-    if (pts.length < 20) return null;
-    const tip = pts.filter((p) => Math.hypot(p.x - from.x, p.y - from.y) > 0.85 * far);
-    const cx = tip.reduce((a, p) => a + p.x, 0) / tip.length;
-    const cy = tip.reduce((a, p) => a + p.y, 0) / tip.length;
-    const dir = { x: (cx - from.x) / far, y: (cy - from.y) / far };
-    const across = tip.map((p) => (p.x - cx) * -dir.y + (p.y - cy) * dir.x);
-    const half = (Math.max(...across) - Math.min(...across)) / 2;
-    return { end: { x: cx, y: cy }, half: Math.max(half, 0.05 * bodyHalf) };
+    return true;
   };
-  const sleeveImageLeft = sleeved ? sleeveEnd('left', imageLeftShoulder, pitL) : null;
-  const sleeveImageRight = sleeved ? sleeveEnd('right', imageRightShoulder, pitR) : null;
-
-  // Hem: the lowest rows that still span most of the body.
-  let hemY = s.top + centralLength - 1;
-  const centralRun = (y: number): [number, number] | null => {
-    const r = s.rows[y];
-    return r ? runAt(r, centre) : null;
-  };
-  while (hemY > s.top) {
-    const run = centralRun(hemY);
-    if (run && run[1] - run[0] >= 0.6 * (bodyRight - bodyLeft)) break;
-    hemY--;
+  const seen = new Set<number>();
+  const stack: number[] = [];
+  for (let gy = Math.ceil(s.top / step); gy * step <= pit.y; gy++) {
+    for (let gx = 0; gx < gw; gx++) {
+      if (outsideAt(gx, gy)) {
+        seen.add(gy * gw + gx);
+        stack.push(gy * gw + gx);
+      }
+    }
   }
-  const hemRun = centralRun(hemY) ?? [bodyLeft, bodyRight];
-  const hemRow = { left: hemRun[0], right: hemRun[1] };
+  while (stack.length > 0) {
+    const k = stack.pop()!;
+    const gx = k % gw;
+    const gy = (k - gx) / gw;
+    for (const [nx, ny] of [
+      [gx - 1, gy],
+      [gx + 1, gy],
+      [gx, gy - 1],
+      [gx, gy + 1],
+    ] as const) {
+      const n = ny * gw + nx;
+      if (nx < 0 || nx >= gw || seen.has(n) || !outsideAt(nx, ny)) continue;
+      seen.add(n);
+      stack.push(n);
+    }
+  }
+  let far = 0;
+  const pts: Point[] = [];
+  for (const k of seen) {
+    const x = (k % gw) * step;
+    const y = Math.floor(k / gw) * step;
+    const d = Math.hypot(x - from.x, y - from.y);
+    pts.push({ x, y });
+    if (d > far) far = d;
+  }
+  if (pts.length < 20) return null;
+  const tip = pts.filter((p) => Math.hypot(p.x - from.x, p.y - from.y) > 0.85 * far);
+  const cx = tip.reduce((a, p) => a + p.x, 0) / tip.length;
+  const cy = tip.reduce((a, p) => a + p.y, 0) / tip.length;
+  const dir = { x: (cx - from.x) / far, y: (cy - from.y) / far };
+  const across = tip.map((p) => (p.x - cx) * -dir.y + (p.y - cy) * dir.x);
+  const half = (Math.max(...across) - Math.min(...across)) / 2;
+  return { end: { x: cx, y: cy }, half: Math.max(half, 0.05 * body.half) };
+}
+
+/** The hem: the lowest row that still spans most of the body, and that row's ends. */
+export function hemOf(s: Silhouette, body: UpperBody): { y: number; left: number; right: number } {
+  let y = s.top + body.centralLength - 1;
+  const centralRun = (row: number): [number, number] | null => {
+    const r = s.rows[row];
+    return r ? runAt(r, body.centre) : null;
+  };
+  while (y > s.top) {
+    const run = centralRun(y);
+    if (run && run[1] - run[0] >= 0.6 * (body.right - body.left)) break;
+    y--;
+  }
+  const [left, right] = centralRun(y) ?? [body.left, body.right];
+  return { y, left, right };
+}
+
+/** The highest point of the top edge on one side of the centre (a strap's top), image direction `dir`. */
+function strapTopOf(s: Silhouette, body: UpperBody, dir: -1 | 1): Point {
+  const { centre } = body;
+  let best = { x: centre, y: Infinity };
+  for (let x = centre + dir * 0.15 * body.half; Math.abs(x - centre) < 1.2 * body.half; x += dir) {
+    const y = topAt(s, Math.round(x));
+    if (y >= 0 && y < best.y) best = { x, y };
+  }
+  return best;
+}
+
+/** Landmarks of a top, dress or jacket laid flat: the steps above, put together. */
+export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLandmarks {
+  const h = s.bottom - s.top + 1;
+  const body = upperBody(s);
+  const pitL = armpitOf(s, body, 'left');
+  const pitR = armpitOf(s, body, 'right');
+  const sleeved = pitL !== null && pitR !== null && pitL.y > s.top + 0.08 * h && pitR.y > s.top + 0.08 * h;
+
+  // Shoulders: the top of the silhouette straight above the body's sides (sleeved) or its top corners (straps).
+  // A fitted body is narrower at the waist than at the chest: the shoulder seams are at least as wide as the armpits.
+  const shoulder = (x: number): Point => ({ x, y: Math.max(s.top, topAt(s, Math.round(x))) });
+  const imageLeftShoulder = shoulder(Math.min(body.left, sleeved ? pitL.x : body.left) + 0.04 * body.half);
+  const imageRightShoulder = shoulder(Math.max(body.right, sleeved ? pitR.x : body.right) - 0.04 * body.half);
+  const neck = necklineOf(s, body);
+  const sleeveImageLeft = sleeved ? sleeveEndOf(s, body, 'left', imageLeftShoulder, pitL) : null;
+  const sleeveImageRight = sleeved ? sleeveEndOf(s, body, 'right', imageRightShoulder, pitR) : null;
+  const hem = hemOf(s, body);
 
   // Straps (a cami, a slip dress): without sleeves, the top edge above the body's sides is the cup's, well below
   // the straps' tops. The straps lie on the shoulders, the cup's corners near the armpits, and there is no neckline
   // to put at the neck.
-  const strapTop = (dir: -1 | 1): Point => {
-    let best = { x: centre, y: Infinity };
-    for (let x = centre + dir * 0.15 * bodyHalf; Math.abs(x - centre) < 1.2 * bodyHalf; x += dir) {
-      const y = topAt(s, Math.round(x));
-      if (y >= 0 && y < best.y) best = { x, y };
-    }
-    return best;
-  };
-  const strapL = strapTop(-1);
-  const strapR = strapTop(1);
+  const strapL = strapTopOf(s, body, -1);
+  const strapR = strapTopOf(s, body, 1);
   const cupTop = Math.min(imageLeftShoulder.y, imageRightShoulder.y);
-  if (!sleeved && cupTop - Math.max(strapL.y, strapR.y) > STRAPS * h && strapR.x - strapL.x > bodyHalf) {
+  if (!sleeved && cupTop - Math.max(strapL.y, strapR.y) > STRAPS * h && strapR.x - strapL.x > body.half) {
     const out: GarmentLandmarks = {
       leftShoulder: strapR,
       rightShoulder: strapL,
       leftArmpit: imageRightShoulder,
       rightArmpit: imageLeftShoulder,
-      leftHem: { x: hemRow.right, y: hemY },
-      rightHem: { x: hemRow.left, y: hemY },
+      leftHem: { x: hem.right, y: hem.y },
+      rightHem: { x: hem.left, y: hem.y },
     };
     return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
   }
 
   const out: GarmentLandmarks = {
-    neckLeft: neckImageRight,
-    neckRight: neckImageLeft,
-    neckFront,
+    neckLeft: neck.imageRight,
+    neckRight: neck.imageLeft,
+    neckFront: neck.front,
     leftShoulder: imageRightShoulder,
     rightShoulder: imageLeftShoulder,
-    leftHem: { x: hemRow.right, y: hemY },
-    rightHem: { x: hemRow.left, y: hemY },
+    leftHem: { x: hem.right, y: hem.y },
+    rightHem: { x: hem.left, y: hem.y },
   };
   if (pitL && pitR) {
-    out.leftArmpit = sleeved ? pitR : { x: bodyRight, y: imageRightShoulder.y + 0.2 * h };
-    out.rightArmpit = sleeved ? pitL : { x: bodyLeft, y: imageLeftShoulder.y + 0.2 * h };
+    out.leftArmpit = sleeved ? pitR : { x: body.right, y: imageRightShoulder.y + 0.2 * h };
+    out.rightArmpit = sleeved ? pitL : { x: body.left, y: imageLeftShoulder.y + 0.2 * h };
   } else {
     // No armhole to be seen (a boxy knit vest): the sides are pinned where an armhole would end, a quarter of the
     // way from the shoulders to the hem, or the spline would let them flap out.
     const y = Math.round(
-      Math.max(imageLeftShoulder.y, imageRightShoulder.y) + BOXY_ARMPIT * (hemY - Math.max(imageLeftShoulder.y, imageRightShoulder.y)),
+      Math.max(imageLeftShoulder.y, imageRightShoulder.y) + BOXY_ARMPIT * (hem.y - Math.max(imageLeftShoulder.y, imageRightShoulder.y)),
     );
-    const run = s.rows[y] ? runAt(s.rows[y]!, centre) : null;
+    const run = s.rows[y] ? runAt(s.rows[y]!, body.centre) : null;
     if (run) {
       out.leftArmpit = { x: run[1], y };
       out.rightArmpit = { x: run[0], y };
@@ -371,7 +406,7 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
     out.rightSleeveEnd = sleeveImageLeft.end;
     out.leftSleeveEnd = sleeveImageRight.end;
     out.sleeveHalfWidth = (sleeveImageLeft.half + sleeveImageRight.half) / 2;
-    if (hanging) out.sleevesHang = true;
+    if (body.hanging) out.sleevesHang = true;
   }
   return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
 }
