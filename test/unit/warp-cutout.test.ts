@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { garmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
+import { backgroundReached, garmentMatte, keptGarment } from '../../server/engines/warp/cutout/alpha.ts';
 import { cutOutGarment } from '../../server/engines/warp/cutout/index.ts';
 import {
   armpitOf,
@@ -93,6 +93,30 @@ describe('garment alpha', () => {
         .toBuffer(),
     );
     assert.equal(garmentMatte(blank), null);
+  });
+});
+
+describe('garment alpha, step by step', () => {
+  test('backgroundReached: the wall the border reaches; a hole inside the garment (a white print) is not wall', () => {
+    const [w, h] = [40, 40];
+    const soft = new Uint8Array(w * h);
+    // A garment ring from 10 to 30 with a hole from 15 to 25 the colour of the wall.
+    for (let y = 10; y < 30; y++) for (let x = 10; x < 30; x++) soft[y * w + x] = x >= 15 && x < 25 && y >= 15 && y < 25 ? 0 : 255;
+    const outside = backgroundReached(soft, w, h);
+    assert.equal(outside[0], 1, 'the corner is wall');
+    assert.equal(outside[12 * w + 12], 0, 'the ring is garment');
+    assert.equal(outside[20 * w + 20], 0, 'the hole inside is garment');
+  });
+
+  test('keptGarment: the garment and a cell around it are kept, a far speck is not; nothing at all is null', () => {
+    const [w, h] = [400, 400];
+    const outside = new Uint8Array(w * h).fill(1);
+    for (let y = 100; y < 300; y++) for (let x = 100; x < 300; x++) outside[y * w + x] = 0;
+    for (let y = 360; y < 368; y++) for (let x = 360; x < 368; x++) outside[y * w + x] = 0;
+    const kept = keptGarment(outside, w, h)!;
+    assert.equal(kept(200, 200), true);
+    assert.equal(kept(364, 364), false, 'the speck');
+    assert.equal(keptGarment(new Uint8Array(w * h).fill(1), w, h), null);
   });
 });
 

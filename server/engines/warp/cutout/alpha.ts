@@ -75,6 +75,25 @@ export interface GarmentMatte {
 
 /** The garment's alpha, or null when nothing stands out from the background. */
 export function garmentMatte(image: RawImage): GarmentMatte | null {
+  const { width, height } = image;
+  const difference = differenceFromBackground(image);
+  const outside = backgroundReached(difference.soft, width, height);
+  fillBites(outside, width, height);
+  const kept = keptGarment(outside, width, height);
+  if (!kept) return null;
+  return summarise(edgeMatte(outside, difference, kept, width, height), width, height);
+}
+
+/** Each pixel's colour difference from the background, and that difference as a soft 0..255 garment mask. */
+interface BackgroundDifference {
+  diff: Float32Array;
+  soft: Uint8Array;
+  /** Below `lo` a pixel is background; above `hi` garment. */
+  lo: number;
+  hi: number;
+}
+
+function differenceFromBackground(image: RawImage): BackgroundDifference {
   const { data, width, height, channels } = image;
   const bg = backgroundOf(image);
   const lo = bg.spread * 1.6 + 10;
@@ -87,9 +106,15 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
     diff[i] = d;
     soft[i] = d <= lo ? 0 : d >= hi ? 255 : Math.round(((d - lo) / (hi - lo)) * 255);
   }
+  return { diff, soft, lo, hi };
+}
 
-  // Background: the pixels below half alpha that the border reaches (full resolution, so a narrow gap between
-  // trouser legs stays open). Everything else is garment: holes such as a white print on a white wall are filled.
+/**
+ * Background: the pixels below half alpha that the border reaches (full resolution, so a narrow gap between
+ * trouser legs stays open), 1 in the result. Everything else is garment: holes such as a white print on a white
+ * wall are filled.
+ */
+export function backgroundReached(soft: Uint8Array, width: number, height: number): Uint8Array {
   const outside = new Uint8Array(width * height);
   const stack = new Int32Array(width * height);
   let top = 0;
@@ -115,10 +140,14 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
     if (i >= width) push(i - width);
     if (i < (height - 1) * width) push(i + width);
   }
+  return outside;
+}
 
-  fillBites(outside, width, height);
-
-  // Specks: connected components of garment on a coarse grid (a cell is garment when most of it is); small ones go.
+/**
+ * Whether a pixel lies in, or one cell beside, garment worth keeping: connected components of garment on a coarse
+ * grid (a cell is garment when most of it is), the small ones (specks) dropped. Null when no garment is left.
+ */
+export function keptGarment(outside: Uint8Array, width: number, height: number): ((x: number, y: number) => boolean) | null {
   const cw = Math.ceil(width / CELL);
   const ch = Math.ceil(height / CELL);
   const cells = new Uint8Array(cw * ch);
@@ -135,31 +164,11 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
       cells[cy * cw + cx] = inside * 2 > n ? 1 : 0;
     }
   }
-  const component = new Int32Array(cw * ch).fill(-1);
-  const sizes: number[] = [];
-  for (let start = 0; start < cw * ch; start++) {
-    if (!cells[start] || component[start]! >= 0) continue;
-    const id = sizes.length;
-    let size = 0;
-    component[start] = id;
-    stack[top++] = start;
-    while (top > 0) {
-      const i = stack[--top]!;
-      size++;
-      const x = i % cw;
-      for (const n of [x > 0 ? i - 1 : -1, x < cw - 1 ? i + 1 : -1, i - cw, i + cw]) {
-        if (n < 0 || n >= cw * ch || !cells[n] || component[n]! >= 0) continue;
-        component[n] = id;
-        stack[top++] = n;
-      }
-    }
-    sizes.push(size);
-  }
+  const { label: component, sizes } = components(cells, cw, 1);
   const largest = Math.max(0, ...sizes);
   if (largest === 0 || largest < 0.01 * cw * ch) return null;
   const keep = sizes.map((size) => size >= MIN_COMPONENT * largest);
-  /** Whether a pixel lies in, or one cell beside, a kept component (specks' pixels do not). */
-  const keptNear = (x: number, y: number): boolean => {
+  return (x, y) => {
     const cx = Math.floor(x / CELL);
     const cy = Math.floor(y / CELL);
     for (let dy = -1; dy <= 1; dy++) {
@@ -173,11 +182,20 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
     }
     return false;
   };
+}
 
-  /**
-   * At the garment's edge a pixel mixes garment and background: its alpha is its difference from the
-   * background over that of the garment beside it (the largest difference within EDGE_REACH pixels).
-   */
+/**
+ * The matte at full resolution: solid inside, mixed along the edge (on both sides of it), nothing elsewhere or in
+ * specks. At the garment's edge a pixel mixes garment and background: its alpha is its difference from the
+ * background over that of the garment beside it (the largest difference within EDGE_REACH pixels).
+ */
+function edgeMatte(
+  outside: Uint8Array,
+  { diff, lo, hi }: BackgroundDifference,
+  kept: (x: number, y: number) => boolean,
+  width: number,
+  height: number,
+): Uint8Array {
   const edgeAlpha = (x: number, y: number): number => {
     const d = diff[y * width + x]!;
     if (d <= lo) return 0;
@@ -197,19 +215,17 @@ export function garmentMatte(image: RawImage): GarmentMatte | null {
       (y < height - 1 && outside[i + width] !== o)
     );
   };
-
-  // Full resolution: solid inside, mixed along the edge (on both sides of it), nothing elsewhere or in specks.
   const alpha = new Uint8Array(width * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
       const edge = touchesOther(i, x, y);
       if (outside[i] && !edge) continue;
-      if (!keptNear(x, y)) continue;
+      if (!kept(x, y)) continue;
       alpha[i] = edge ? edgeAlpha(x, y) : 255;
     }
   }
-  return summarise(alpha, width, height);
+  return alpha;
 }
 
 /** An alpha map with its coverage and the box of its pixels above half; null when none are. */
