@@ -24,10 +24,10 @@ export interface ServerChild {
   close(): Promise<void>;
 }
 
-/** Engine specs of the benchmark: a slow default engine, and a fast one on its own device slot. */
 /** The slow test engine's id (the compose test engine's default): what bench submissions name. */
 export const SLOW_ENGINE_ID = 'test-compose';
 
+/** Engine specs of the benchmark: a slow default engine, and a fast one on its own device slot. */
 export function benchEngines(slowDelayMs: number): unknown[] {
   return [
     { module: COMPOSE_ENGINE, options: { delayMs: slowDelayMs } },
