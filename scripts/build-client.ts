@@ -5,7 +5,7 @@
  * Run by `npm install` (prepare) and `npm run build:client`.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
@@ -24,9 +24,13 @@ export async function buildClient(): Promise<void> {
     packages: 'external',
     logLevel: 'warning',
   });
-  execFileSync(process.execPath, [resolve(ROOT, 'node_modules/typescript/bin/tsc'), '-p', resolve(ROOT, 'tsconfig.client.json')], {
-    stdio: 'inherit',
-  });
+  // TypeScript is a development dependency: an install without them (--omit=dev) gets the JavaScript only.
+  const tsc = resolve(ROOT, 'node_modules/typescript/bin/tsc');
+  if (!existsSync(tsc)) {
+    console.warn('fittingroom: typescript is not installed, so the client is built without its type declarations');
+    return;
+  }
+  execFileSync(process.execPath, [tsc, '-p', resolve(ROOT, 'tsconfig.client.json')], { stdio: 'inherit' });
   // The sources import './x.ts'; an app's TypeScript resolves './x.js' to the declaration next to it.
   const types = join(CLIENT_OUT, 'types');
   for (const entry of readdirSync(types, { recursive: true, withFileTypes: true })) {
