@@ -1,9 +1,9 @@
 /**
  * The shapes of the v1 API as a client sees them. The server's own view types
- * are the source (server/api/views.ts and friends); these re-export them so
+ * are the source (server/api/wire.ts and friends); these re-export them so
  * that client and server cannot disagree.
  */
-export type { GenerationView as TryOn } from '../server/api/views.ts';
+export type { GenerationView as TryOn } from '../server/api/wire.ts';
 export type { AccountSummary as Account } from '../server/credits/ledger.ts';
 export type { EngineDescription as Engine } from '../server/engines/types.ts';
 export type { ProblemBody as Problem } from '../server/kernel/errors.ts';

@@ -7,7 +7,7 @@ import { chmod } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createApp } from './app.ts';
+import { createApp } from './http-app.ts';
 import type { Config } from './config.ts';
 import { grantTrial } from './credits/ledger.ts';
 import { EngineRegistry } from './engines/registry.ts';

@@ -1,5 +1,5 @@
 /**
- * What the HTTP layer depends on, in its own module: routes take it, createApp (app.ts) is given it, and the
+ * What the HTTP layer depends on, in its own module: routes take it, createApp (http-app.ts) is given it, and the
  * composition (appliance.ts, or a test) builds it.
  */
 import type { Config } from '../config.ts';

@@ -29,7 +29,7 @@ export interface EngineHostOptions {
   stopGraceMs?: number;
   /** How often resident memory is sampled (default 250 ms). */
   sampleIntervalMs?: number;
-  /** The child entry point (default host-process.ts next to this file). */
+  /** The child entry point (default engine-child.ts next to this file). */
   hostPath?: string;
 }
 
@@ -56,7 +56,7 @@ interface PendingJob {
   cleanup: () => void;
 }
 
-const defaultHostPath = fileURLToPath(new URL('./host-process.ts', import.meta.url));
+const defaultHostPath = fileURLToPath(new URL('./engine-child.ts', import.meta.url));
 
 /** Creates the error a cancelled job rejects with (name 'AbortError'). */
 export function abortError(): Error {

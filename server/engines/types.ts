@@ -1,7 +1,7 @@
 /**
  * The contract between the job runner and try-on engines. An engine is a
  * module whose `createEngine(options)` returns an `Engine`; it always runs in
- * an engine host process (see host-process.ts), never in the HTTP process.
+ * an engine host process (see engine-child.ts), never in the HTTP process.
  */
 
 import type { Fit, GarmentCategory, GenerationErrorCode, ImageFormat } from '../kernel/vocabulary.ts';

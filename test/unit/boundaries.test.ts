@@ -92,7 +92,7 @@ test('main/ never imports server/ or renderer/ (it starts the server as a proces
 test('the import scanner sees real imports', () => {
   assert.ok(importsOf('server/store/db.ts').some(({ spec }) => spec === 'lowdb'));
   assert.ok(importsOf('server/store/durable-json-adapter.ts').some(({ spec, typeOnly }) => spec === 'lowdb' && typeOnly));
-  assert.ok(importsOf('server/app.ts').some(({ spec }) => spec === './api/routes/try-on.ts'));
+  assert.ok(importsOf('server/http-app.ts').some(({ spec }) => spec === './api/routes/try-on.ts'));
   assert.ok(importsOf('renderer/views/try-on.ts').some(({ spec, typeOnly }) => spec === '../../client/index.ts' && typeOnly));
 });
 
@@ -119,7 +119,7 @@ const FLOORS = [
   'tryons', // the try-on service (submit, find, list, cancel, erase) and submit validation
   'gui', // the GUI's server side: sessions, catalogue, framing, the bundle
   'api', // HTTP: middleware (no feature imported: the GUI session is injected), routes, OpenAPI
-  'app.ts', // createApp(deps)
+  'http-app.ts', // createApp(deps): the Express app
   'appliance.ts', // the composition
   'index.ts', // the headless server's entry
   'cli.ts', // `fittingroom serve|keys|vouchers`: serve starts index.ts

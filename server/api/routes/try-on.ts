@@ -6,7 +6,7 @@ import { Router, type Request, type Response } from 'express';
 import { ApiError } from '../../kernel/errors.ts';
 import { authOf } from '../request-context.ts';
 import { checkSubmission } from '../../tryons/validate.ts';
-import { generationView, statusUrl, type ViewContext } from '../views.ts';
+import { generationView, statusUrl, type ViewContext } from '../wire.ts';
 import { parseIdempotencyKey } from '../../idempotency/idempotency.ts';
 import { contentType } from '../../images/files.ts';
 import type { GenerationStatus } from '../../store/schema.ts';

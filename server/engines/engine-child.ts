@@ -102,7 +102,7 @@ function handle(command: HostCommand): void {
 }
 
 if (!process.send) {
-  console.error('host-process.ts must be started with child_process.fork()');
+  console.error('engine-child.ts must be started with child_process.fork()');
   process.exit(1);
 }
 
