@@ -4,7 +4,7 @@
  * (test/helpers/openapi-check.ts), so it cannot drift from the code.
  */
 import { PROBLEMS } from '../kernel/errors.ts';
-import { FITS, GARMENT_CATEGORIES, IMAGE_FORMATS, OCCASIONS, STYLINGS } from '../kernel/vocabulary.ts';
+import { FITS, GARMENT_CATEGORIES, GENERATION_ERROR_CODES, IMAGE_FORMATS, OCCASIONS, STYLINGS } from '../kernel/vocabulary.ts';
 import { common, GEN_ID, idParam, json, problem, ref, TIMESTAMP } from './openapi-parts.ts';
 import { creditPaths, creditSchemas } from './openapi-credits.ts';
 import { webhookPaths, webhookSchemas } from './openapi-webhooks.ts';
@@ -94,15 +94,7 @@ const schemas = {
         required: ['code', 'message'],
         properties: {
           code: {
-            enum: [
-              'no_person_detected',
-              'multiple_people',
-              'pose_unsupported',
-              'garment_not_detected',
-              'engine_unavailable',
-              'engine_failed',
-              'timeout',
-            ],
+            enum: [...GENERATION_ERROR_CODES],
           },
           message: { type: 'string' },
         },
