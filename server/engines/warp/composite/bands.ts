@@ -42,9 +42,7 @@ export function replaceWaistBand(input: BandInput): number {
   const top = clothingColour(image, person, UPPER, skin);
   const bottom = clothingColour(image, person, LOWER, skin);
   if (!top || !bottom || Math.hypot(top[0] - bottom[0], top[1] - bottom[1], top[2] - bottom[2]) < BAND.contrast) return 0;
-  const [old, next] = [bottom, top];
-  // Going from the new waistband up into the band.
-  const step = -1;
+  // Rows are walked upwards: from the new waistband into the band, and on to the top above it.
   const longest = Math.round(BAND.longest * torsoLength);
   const isOld = (i: number): boolean => {
     if (person.matte.data[i]! < 128 || !TRUNK.has(person.layout.labels[i]!)) return false;
@@ -53,14 +51,14 @@ export function replaceWaistBand(input: BandInput): number {
     const g = data[j + 1]!;
     const b = data[j + 2]!;
     if (skin && isSkin(skin, r, g, b)) return false;
-    return Math.hypot(r - old[0], g - old[1], b - old[2]) < Math.hypot(r - next[0], g - next[1], b - next[2]);
+    return Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
   };
   // Per column: the new waistband (the highest covered pixel) and the band's far end.
   const edges = new Int32Array(width).fill(-1);
   const ends = new Int32Array(width).fill(-1);
   for (let x = 0; x < width; x++) {
     let edge = -1;
-    for (let y = step > 0 ? height - 1 : 0; y >= 0 && y < height; y -= step) {
+    for (let y = 0; y < height; y++) {
       if (coverage[y * width + x]! >= 0.5) {
         edge = y;
         break;
@@ -70,7 +68,7 @@ export function replaceWaistBand(input: BandInput): number {
     edges[x] = edge;
     let end = edge;
     let misses = 0;
-    for (let y = edge + step; y >= 0 && y < height && Math.abs(y - edge) <= longest + BAND.gap; y += step) {
+    for (let y = edge - 1; y >= 0 && edge - y <= longest + BAND.gap; y--) {
       if (coverage[y * width + x]! >= 0.5) break;
       if (isOld(y * width + x)) {
         end = y;
@@ -96,13 +94,13 @@ export function replaceWaistBand(input: BandInput): number {
     if (near.length * 2 <= columns) continue;
     near.sort((p, q) => p - q);
     const end = near[near.length >> 1]!;
-    const length = (end - edge) * step;
+    const length = edge - end;
     if (length <= 0 || length > longest) continue;
     // Mirrored at the band's far end: the row `d` into the band takes the row `d` beyond it.
     for (let d = 1; d <= length; d++) {
-      const y = edge + d * step;
-      const source = end + (length - d + 1) * step;
-      if (source < 0 || source >= height) continue;
+      const y = edge - d;
+      const source = end - (length - d + 1);
+      if (source < 0) continue;
       const i = y * width + x;
       const s = source * width + x;
       if (coverage[i]! > 0.02 || !isOld(i) || person.matte.data[s]! < 128 || !TRUNK.has(person.layout.labels[s]!)) continue;

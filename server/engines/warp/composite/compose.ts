@@ -16,8 +16,9 @@
  * and background are untouched.
  */
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
-import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { replaceWaistBand } from './bands.ts';
+import { bodyFrame } from '../fit/body.ts';
 import { boxMean } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
@@ -73,14 +74,9 @@ export function compose(input: ComposeInput): Uint8Array {
   removeOldClothing(out, image, person, skin, lum, coverage, replaced(categories));
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
-    replaceWaistBand({ out, image, person, skin, coverage, torsoLength: torsoLengthOf(person) });
+    replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength });
   for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
   return out;
-}
-
-function torsoLengthOf(person: PersonAnalysis): number {
-  const [ls, rs, lh, rh] = [POSE.leftShoulder, POSE.rightShoulder, POSE.leftHip, POSE.rightHip].map((k) => person.landmarks[k]!);
-  return Math.hypot((ls!.x + rs!.x - lh!.x - rh!.x) / 2, (ls!.y + rs!.y - lh!.y - rh!.y) / 2);
 }
 
 /** How much of each photo pixel the new garments cover together (the most opaque layer's alpha). */

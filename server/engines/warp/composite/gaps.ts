@@ -47,7 +47,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
       const t = (x - left) / (right - left);
       for (let c = 0; c < 3; c++) layer.rgb[o * 3 + c] = Math.round(layer.rgb[a * 3 + c]! * (1 - t) + layer.rgb[b * 3 + c]! * t);
-      layer.alpha[o] = Math.max(layer.alpha[o]!, 1);
+      layer.alpha[o] = 1;
       layer.sleeve[o] = layer.sleeve[a]! | layer.sleeve[b]!;
     }
   }
