@@ -2,10 +2,13 @@
  * The only module that imports lowdb. State lives in memory and is written as
  * one durable JSON document. Every change goes through `mutate(fn)`:
  *
- * - `fn` runs synchronously on the live state, so mutations are serialized by
- *   construction and no other request can interleave inside one. A mutation
- *   must validate before it changes anything: throwing after a change would
- *   leave that change in memory.
+ * - `fn` runs synchronously on the working state, so mutations are serialized
+ *   by construction and no other request can interleave inside one. A
+ *   mutation must validate before it changes anything: throwing after a change
+ *   would leave that change in memory.
+ * - Readers see only the committed state: a copy of the document as it was
+ *   last written durably. A change is visible to status, replay, list, usage
+ *   and the webhook outbox only once a crash can no longer undo it.
  * - The returned promise settles only after a write that includes the change
  *   is durable on disk. Mutations that arrive while a write is in flight are
  *   committed together by the next write (group commit), so throughput does
@@ -40,6 +43,8 @@ export class Store {
   private waiters: Waiter[] = [];
   private flushing: Promise<void> | null = null;
   private lockPath: string | null = null;
+  /** The document as last written durably; replaced whole after each write, never changed in place. */
+  private committed: State = emptyState();
 
   private constructor(dataDir: string, db: Low<State>) {
     this.dataDir = dataDir;
@@ -61,12 +66,18 @@ export class Store {
     return store;
   }
 
-  /** The live state. Read it freely; never change it outside `mutate`, and never hold on to it across an await. */
+  /**
+   * The committed state: what a restart would find. Read it freely and never change it (changes go through
+   * `mutate`); hold on to it across an await only if a slightly older view will do.
+   */
   get state(): State {
-    return this.db.data;
+    return this.committed;
   }
 
-  /** Applies `fn` to the state and resolves with its result once the change is durable. */
+  /**
+   * Applies `fn` to the working state and resolves with its result once the change is durable (and so visible
+   * through `state`). Decisions that must see changes not yet written, such as a balance check, belong in `fn`.
+   */
   mutate<T>(fn: (state: State) => T): Promise<T> {
     let result: T;
     try {
@@ -103,8 +114,11 @@ export class Store {
     while (this.waiters.length > 0) {
       const batch = this.waiters;
       this.waiters = [];
+      // The copy is taken just as the adapter serializes, so it holds exactly what this write puts on disk.
+      const snapshot = structuredClone(this.db.data);
       try {
         await this.db.write();
+        this.committed = snapshot;
       } catch (error) {
         // Changes made after this write began are also only in memory: the reload discards them, so they fail too.
         const lost = [...batch, ...this.waiters];
@@ -124,6 +138,7 @@ export class Store {
   private async load(): Promise<void> {
     await this.db.read();
     this.db.data = migrate(this.db.data ?? emptyState());
+    this.committed = structuredClone(this.db.data);
   }
 
   private async acquireLock(): Promise<void> {

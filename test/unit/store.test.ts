@@ -57,6 +57,32 @@ test('concurrent mutations are all applied, in order, with fewer writes than mut
   await reopened.close();
 });
 
+test('readers see a change only once its write is durable, never while it is in flight', async () => {
+  const dataDir = await dir();
+  const file = new DurableJsonFile<State>(join(dataDir, 'state.json'));
+  let release = () => {};
+  const gated = {
+    read: () => file.read(),
+    write: (data: State) => {
+      const written = file.write(data);
+      return new Promise<void>((resolve, reject) => (release = () => written.then(resolve, reject)));
+    },
+  };
+  const store = await Store.open(dataDir, { adapter: gated });
+  const change = store.mutate((state) => void (state.installation = { id: 'inst_1', createdAt: 'now' }));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(store.state.installation, null, 'the change is not visible while its write is in flight');
+  const during = store.mutate((state) => state.installation?.id);
+  assert.equal(store.state.installation, null);
+  release();
+  await change;
+  assert.deepEqual(store.state.installation, { id: 'inst_1', createdAt: 'now' });
+  await new Promise((resolve) => setImmediate(resolve));
+  release();
+  assert.equal(await during, 'inst_1', 'mutations themselves see the changes before them');
+  await store.close();
+});
+
 test('a mutation that throws changes nothing and is not written', async () => {
   const dataDir = await dir();
   const store = await Store.open(dataDir);
