@@ -16,4 +16,5 @@ export const common = {
   '401': problem('Missing, unknown, revoked or expired API key.'),
   '429': problem('Rate limited; see Retry-After.'),
   '500': problem('Internal error.'),
+  '503': problem('The disk refused a write (storage_unavailable, nothing changed); see Retry-After.'),
 };

@@ -210,7 +210,7 @@ export function openApiDocument(version: string): object {
             '413': problem('Body or an image too large.'),
             '415': problem('Not JSON, or an image that is not JPEG, PNG or WebP.'),
             '422': problem('Validation failed, invalid image, or Idempotency-Key reused with another request.'),
-            '503': problem('No engine available, or the queue is full.'),
+            '503': problem('No engine available, the queue is full, or the disk refused the write; see Retry-After.'),
           },
         },
         get: {

@@ -2,7 +2,8 @@
  * Sweeps that keep the state small and honour retention: images expire after
  * `imageRetentionDays`, idempotency replies after `idempotencyRetentionHours`,
  * trial credits on their date. At start-up, image folders that no record
- * points to (a crash between writing files and committing the submit) go too.
+ * points to (a crash between writing files and committing the submit) go too,
+ * and so do temporary files that writes cut off by a crash left in the others.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import type { Archive } from '../store/archive.ts';
 import type { State } from '../store/schema.ts';
 import { sweepIdempotency } from '../idempotency/idempotency.ts';
 import { listImageDirs, removeGenerationImages } from '../images/files.ts';
+import { removeTempFiles } from '../kernel/durable-fs.ts';
 import type { Store } from '../store/db.ts';
 import { markErased } from './generations.ts';
 
@@ -51,6 +53,8 @@ export async function cleanOrphans(store: Store): Promise<number> {
     if (!record || record.erased) {
       await removeGenerationImages(store.dataDir, id);
       removed++;
+    } else {
+      await removeTempFiles(join(store.dataDir, 'images', id));
     }
   }
   await rm(join(store.dataDir, 'work'), { recursive: true, force: true });

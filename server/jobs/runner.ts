@@ -9,9 +9,14 @@
  * Every attempt is made durable before the engine starts, so after a crash
  * the attempt counts: a generation that keeps killing the appliance fails
  * after `maxAttempts` with its credit released instead of looping forever.
+ *
+ * A write the disk refuses (full, failing) never drops a job: the runner keeps
+ * trying it, so the work resumes by itself within seconds of the disk
+ * recovering, with no restart.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   EngineError,
   type EngineDescription,
@@ -26,8 +31,12 @@ import type { TerminalNotifier } from './notifier.ts';
 import { removeImage, storeImage } from '../images/files.ts';
 import { probeImage } from '../images/probe.ts';
 import { convertImage } from '../engines/encode.ts';
+import { isStorageFailure } from '../kernel/errors.ts';
 import type { Store } from '../store/db.ts';
 import type { GenerationRecord } from '../store/schema.ts';
+
+/** Waits between tries of a write the disk refused: doubling from the first to the last. */
+const STORAGE_RETRY_MS = { first: 250, last: 2000 };
 
 /** What the runner needs from the engine registry. */
 export interface EngineCatalog {
@@ -78,6 +87,8 @@ export class JobRunner {
   private readonly busy = new Map<string, number>();
   private readonly settled = new Set<Promise<void>>();
   private stopping = false;
+  /** Aborts the waits between storage retries when the runner stops. */
+  private readonly stopped = new AbortController();
 
   constructor(options: JobRunnerOptions) {
     this.options = options;
@@ -143,6 +154,7 @@ export class JobRunner {
   /** Stops taking jobs and puts running ones back in the queue (without spending an attempt). */
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     this.queue = [];
     for (const job of this.running.values()) {
       job.reason = 'shutdown';
@@ -192,11 +204,11 @@ export class JobRunner {
       await this.fail(id, { code: 'engine_unavailable', message: `The engine "${record.engine}" is not installed or not ready.` });
       return;
     }
-    if (!(await store.mutate((state) => startAttempt(state, id, clock())))) return;
+    if (!(await this.durably(() => store.mutate((state) => startAttempt(state, id, clock()))))) return;
     const started = store.state.generations[id]!;
     job.live = { stage: 'preprocessing', progress: 0 };
     const workDir = join(store.dataDir, 'work', `${id}-${started.attempts}`);
-    await mkdir(workDir, { recursive: true });
+    await this.durably(() => mkdir(workDir, { recursive: true }));
     try {
       const result = await engines.run(started.engine, this.request(started, workDir), {
         signal: job.controller.signal,
@@ -253,8 +265,10 @@ export class JobRunner {
       probe && probe.format === format
         ? { bytes: result.image, width: probe.width, height: probe.height }
         : await convertImage(result.image, format);
-    const stored = await storeImage(store.dataDir, id, 'result', { bytes: image.bytes, format, width: image.width, height: image.height });
-    const completed = await store.mutate((state) => completeGeneration(state, id, stored, clock()));
+    const stored = await this.durably(() =>
+      storeImage(store.dataDir, id, 'result', { bytes: image.bytes, format, width: image.width, height: image.height }),
+    );
+    const completed = await this.durably(() => store.mutate((state) => completeGeneration(state, id, stored, clock())));
     if (!completed) {
       await removeImage(store.dataDir, stored);
       return;
@@ -274,7 +288,7 @@ export class JobRunner {
     if (!engineError) this.options.log(`engine run for ${id} failed`, error);
     const attempts = store.state.generations[id]?.attempts ?? maxAttempts;
     if (engineError?.retryable && attempts < maxAttempts) {
-      if (await store.mutate((state) => requeue(state, id, { refundAttempt: false }))) {
+      if (await this.durably(() => store.mutate((state) => requeue(state, id, { refundAttempt: false })))) {
         this.queue.push(id);
       }
       return;
@@ -289,7 +303,7 @@ export class JobRunner {
 
   private async fail(id: string, error: { code: EngineError['code']; message: string }): Promise<void> {
     const { store, clock } = this.options;
-    if (await store.mutate((state) => failGeneration(state, id, error, clock()))) {
+    if (await this.durably(() => store.mutate((state) => failGeneration(state, id, error, clock())))) {
       if (this.options.eraseInputsWhenDone) await this.eraseInputs(id);
       this.options.notifier.publish(id);
     }
@@ -299,7 +313,24 @@ export class JobRunner {
     const { store } = this.options;
     const inputs = store.state.generations[id]?.inputs;
     if (!inputs) return;
-    await store.mutate((state) => markErased(state, id, 'inputs'));
+    await this.durably(() => store.mutate((state) => markErased(state, id, 'inputs')));
     for (const image of [inputs.selfie, ...inputs.items]) await removeImage(store.dataDir, image);
+  }
+
+  /**
+   * Runs a write until the disk takes it: a storage failure is tried again after a doubling wait, so a job
+   * outlives a full disk in memory. Other errors, and any failure once the runner stops, are thrown (the
+   * durable state then still says pending, and the next start runs the job again).
+   */
+  private async durably<T>(write: () => Promise<T>): Promise<T> {
+    for (let wait = STORAGE_RETRY_MS.first; ; wait = Math.min(wait * 2, STORAGE_RETRY_MS.last)) {
+      try {
+        return await write();
+      } catch (error) {
+        if (!isStorageFailure(error) || this.stopping) throw error;
+        if (wait === STORAGE_RETRY_MS.first) this.options.log('a write failed; trying it again until the disk takes it', error);
+        await sleep(wait, undefined, { signal: this.stopped.signal }).catch(() => undefined);
+      }
+    }
   }
 }

@@ -3,7 +3,7 @@
  * fsynced before the rename that publishes it, and the directory is fsynced
  * after it, so the new name itself is durable.
  */
-import { open, rename, mkdir, rm } from 'node:fs/promises';
+import { open, readdir, rename, mkdir, rm } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -20,24 +20,41 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** Writes `data` to `path` atomically and durably (temp file, fsync, rename, fsync dir). */
+/** The name of a write's temporary file: `.<name>.<12 hex>.tmp` beside the file it will replace. */
+const TEMP_FILE = /^\..+\.[0-9a-f]{12}\.tmp$/;
+
+/** Writes `data` to `path` atomically and durably (temp file, fsync, rename, fsync dir); a failed write leaves no temp file. */
 export async function writeFileDurably(path: string, data: string | Uint8Array): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'w', 0o600);
   try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    const handle = await open(temp, 'w', 0o600);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(temp, path);
   } catch (error) {
-    await rm(temp, { force: true });
+    await rm(temp, { force: true }).catch(() => undefined);
     throw error;
   }
   await fsyncDir(dir);
+}
+
+/** Removes the temporary files that writes killed halfway left in `dir`; returns how many went. */
+export async function removeTempFiles(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+  const temps = names.filter((name) => TEMP_FILE.test(name));
+  for (const name of temps) await rm(join(dir, name), { force: true });
+  return temps.length;
 }
 
 /** Creates a directory (and parents) and makes its entry durable in the parent. */

@@ -24,6 +24,7 @@ export const PROBLEMS = Object.freeze({
   engine_unavailable: { status: 503, title: 'No engine available' },
   queue_full: { status: 503, title: 'Queue full' },
   unavailable: { status: 503, title: 'Service unavailable' },
+  storage_unavailable: { status: 503, title: 'Storage unavailable' },
 } as const);
 
 export type ProblemCode = keyof typeof PROBLEMS;
@@ -91,4 +92,28 @@ export class ApiError extends Error {
 export function validationError(errors: FieldError[]): ApiError {
   const detail = errors.length === 1 ? `${errors[0]!.field}: ${errors[0]!.message}` : `${errors.length} fields are invalid.`;
   return new ApiError('validation_failed', detail, { errors });
+}
+
+/** errno codes of a disk that is full, read-only or failing, or of a process out of file handles: try again later. */
+const STORAGE_ERRNOS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO', 'EMFILE', 'ENFILE']);
+
+/** How long a client should wait before retrying after a storage failure. */
+export const STORAGE_RETRY_AFTER_SECONDS = 5;
+
+/** True for a write the disk refused (a full or failing disk), as opposed to a bug: the same write may succeed later. */
+export function isStorageFailure(error: unknown): boolean {
+  if (error instanceof ApiError) return error.code === 'storage_unavailable';
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && STORAGE_ERRNOS.has(code);
+}
+
+/** The 503 a storage failure answers with: nothing was changed, try again shortly. */
+export function storageUnavailable(cause: unknown): ApiError {
+  const error = new ApiError(
+    'storage_unavailable',
+    'The appliance could not write to its disk (it may be full or failing); nothing was changed. Try again shortly.',
+    { retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS },
+  );
+  error.cause = cause;
+  return error;
 }

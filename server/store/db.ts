@@ -14,14 +14,16 @@
  *   committed together by the next write (group commit), so throughput does
  *   not fall to one fsync per request.
  * - If a write fails, the state is reloaded from the last durable document and
- *   every unacknowledged mutation is rejected: nothing acknowledged is lost,
- *   nothing unacknowledged is half-kept.
+ *   every unacknowledged mutation is rejected with `storage_unavailable`:
+ *   nothing acknowledged is lost, nothing unacknowledged is half-kept. The
+ *   next mutation tries the disk again, so the store recovers by itself.
  */
 import { Low, type Adapter } from 'lowdb';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-json-adapter.ts';
-import { mkdirDurably } from '../kernel/durable-fs.ts';
+import { mkdirDurably, removeTempFiles } from '../kernel/durable-fs.ts';
+import { storageUnavailable } from '../kernel/errors.ts';
 import { emptyState, migrate, type State } from './schema.ts';
 
 interface Waiter {
@@ -58,6 +60,8 @@ export class Store {
     const store = new Store(dataDir, db);
     if (options.lock !== false) await store.acquireLock();
     try {
+      // Writes cut off by a crash leave their temporary files; only the renamed document counts.
+      if (options.lock !== false) await removeTempFiles(dataDir);
       await store.load();
     } catch (error) {
       await store.releaseLock();
@@ -128,7 +132,8 @@ export class Store {
         } catch (reloadError) {
           console.error('fittingroom: could not reload state after a failed write', reloadError);
         }
-        for (const waiter of lost) waiter.reject(error);
+        const refused = storageUnavailable(error);
+        for (const waiter of lost) waiter.reject(refused);
         return;
       }
       for (const waiter of batch) waiter.resolve();

@@ -43,6 +43,19 @@ test('image folders that no record references are removed at start-up', async (t
   assert.equal((await app.call('GET', '/api/v1/health', { key: null })).status, 200);
 });
 
+test('temporary files a crash left beside a kept image are removed at start-up, the image kept', async (t) => {
+  const dataDir = await tempDataDir();
+  const first = await startTestAppliance(t, { dataDir });
+  const { genId } = (await (await first.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
+  await first.call('GET', `/api/v1/try-on/${genId}?wait=20`);
+  await first.appliance.close();
+  const left = join(dataDir, 'images', genId, '.result.png.0123456789ab.tmp');
+  await writeFile(left, 'half an image');
+  const again = await startTestAppliance(t, { dataDir });
+  assert.ok(!existsSync(left));
+  assert.equal((await again.call('GET', `/api/v1/try-on/${genId}/image`, { key: first.adminKey })).status, 200);
+});
+
 test('inputs can be erased as soon as a generation is terminal', async (t) => {
   const app = await startTestAppliance(t, { config: { eraseInputsWhenDone: true } });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };

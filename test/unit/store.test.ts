@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { ApiError } from '../../server/kernel/errors.ts';
 import { DataDirLockedError, Store } from '../../server/store/db.ts';
 import { DurableJsonFile } from '../../server/store/durable-json-adapter.ts';
 import type { State } from '../../server/store/schema.ts';
@@ -114,7 +115,7 @@ test('a failed write rejects every unacknowledged mutation and restores the last
   await store.mutate((state) => void (state.installation = { id: 'kept', createdAt: '' }));
   failNext = true;
   const lost = store.mutate((state) => void (state.installation = { id: 'lost', createdAt: '' }));
-  await assert.rejects(lost, /disk full/);
+  await assert.rejects(lost, (error: ApiError) => error.code === 'storage_unavailable' && (error.cause as Error).message === 'disk full');
   assert.deepEqual(store.state.installation, { id: 'kept', createdAt: '' });
   await store.mutate(
     (state) => void state.keys.push({ id: 'after', name: 'n', scope: 'admin', hash: 'h', prefix: 'p', createdAt: '', lineageId: 'after' }),
@@ -124,6 +125,18 @@ test('a failed write rejects every unacknowledged mutation and restores the last
   assert.deepEqual(
     onDisk.keys.map((k) => k.id),
     ['after'],
+  );
+  await store.close();
+});
+
+test('temporary files that a crash left mid-write are removed when the store opens', async () => {
+  const dataDir = await dir();
+  await writeFile(join(dataDir, '.state.json.0123456789ab.tmp'), '{"half');
+  await writeFile(join(dataDir, 'notes.tmp'), 'not ours');
+  const store = await Store.open(dataDir);
+  assert.deepEqual(
+    (await readdir(dataDir)).filter((name) => name.endsWith('.tmp')),
+    ['notes.tmp'],
   );
   await store.close();
 });

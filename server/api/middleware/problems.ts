@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { ApiError } from '../../kernel/errors.ts';
+import { ApiError, isStorageFailure, storageUnavailable } from '../../kernel/errors.ts';
 import '../request-context.ts';
 
 /** 404 for every path no route matched. */
@@ -13,6 +13,9 @@ export function problemHandler(log: (message: string, error: unknown) => void): 
     let problem: ApiError;
     if (error instanceof ApiError) {
       problem = error;
+    } else if (isStorageFailure(error)) {
+      log(`request ${req.requestId} could not write to disk`, error);
+      problem = storageUnavailable(error);
     } else if (isHttpError(error) && error.status >= 400 && error.status < 500) {
       problem = new ApiError('invalid_request', 'The request could not be read.');
     } else {
