@@ -15,7 +15,7 @@ import type { EngineSpec } from './engines/types.ts';
 import { TryOnService } from './tryons/service.ts';
 import { IdempotencyGuard } from './idempotency/idempotency.ts';
 import { TerminalNotifier } from './jobs/notifier.ts';
-import { cleanOrphans, sweep } from './jobs/retention.ts';
+import { archiveCold, cleanOrphans, sweep } from './jobs/retention.ts';
 import { JobRunner } from './jobs/runner.ts';
 import { FramingGuide } from './gui/framing.ts';
 import { createKey, generateKey } from './keys/api-keys.ts';
@@ -90,12 +90,13 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     // npm converts the vision models after install; an install that skipped scripts gets them here, in the background.
     ensureVisionModels({ log }).catch((error) => log('preparing the vision models failed', error));
     const archive = await Archive.open(config.dataDir);
-    await cleanOrphans(store);
+    await cleanOrphans(store, archive);
     engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
     await engines.start();
     const notifier = new TerminalNotifier();
     const runner = new JobRunner({
       store,
+      archive,
       engines,
       notifier,
       clock,
@@ -165,15 +166,30 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       server!.listen(config.port, config.host, () => resolve());
     });
     const port = (server.address() as AddressInfo).port;
-    const sweeper = setInterval(() => {
-      sweep(store, clock(), archive, config.archiveMinEntries).catch((error) => log('retention sweep failed', error));
-    }, config.sweepIntervalSeconds * 1000);
+    // One sweep or move at a time: both append to the archive and then trim the state.
+    let housekeeping = Promise.resolve();
+    const housekeep = (name: string, work: () => Promise<unknown>) => {
+      housekeeping = housekeeping.then(work).then(
+        () => undefined,
+        (error) => log(`${name} failed`, error),
+      );
+    };
+    const sweeper = setInterval(
+      () => housekeep('retention sweep', () => sweep(store, clock(), archive, config.archiveMinEntries)),
+      config.sweepIntervalSeconds * 1000,
+    );
+    const archiver = setInterval(
+      () => housekeep('moving finished try-ons to the archive', () => archiveCold(store, archive, config.archiveMinEntries)),
+      config.archiveIntervalSeconds * 1000,
+    );
     sweeper.unref();
+    archiver.unref();
     const listening = server;
     const registry = engines;
     let closing: Promise<void> | undefined;
     const shutdown = async (): Promise<void> => {
       clearInterval(sweeper);
+      clearInterval(archiver);
       // Stop accepting, answer waiting requests now with their current state, give
       // requests in flight (a submit between its checks and its commit) time to finish.
       const closed = new Promise<void>((resolve) => listening.close(() => resolve()));
@@ -189,6 +205,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       await dispatcher.stop();
       await runner.stop();
       await registry.stop();
+      await housekeeping;
       await store.close();
     };
     return {

@@ -38,8 +38,10 @@ export interface Config {
   deviceConcurrency: Record<string, number>;
   engineMemoryLimitMb: number;
   sweepIntervalSeconds: number;
-  /** Cold records move to the archive in batches of at least this many ledger entries. */
+  /** Finished records move to the archive in batches of at least this many ledger entries… */
   archiveMinEntries: number;
+  /** …checked this often, so the state document holds little beyond live work. */
+  archiveIntervalSeconds: number;
   /** Ed25519 public keys (base64 of the DER SubjectPublicKeyInfo) whose vouchers this appliance accepts. */
   trustedIssuerKeys: string[];
   /** Webhook delivery: timeout per attempt. */
@@ -97,7 +99,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     engineWorkers,
     engineMemoryLimitMb: 8192,
     sweepIntervalSeconds: 600,
-    archiveMinEntries: 1000,
+    archiveMinEntries: 100,
+    archiveIntervalSeconds: 10,
     trustedIssuerKeys: [],
     webhookTimeoutMs: 10_000,
     webhookRetrySeconds: [5, 30, 120, 600, 1800, 3600, 10_800, 21_600],

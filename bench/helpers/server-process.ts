@@ -35,9 +35,17 @@ export function benchEngines(slowDelayMs: number): unknown[] {
   ];
 }
 
-/** Starts `server/index.ts` in a child with an IPC channel; resolves once it reports ready. */
-export async function startServerChild(options: { engines: unknown[]; execArgv?: string[] }): Promise<ServerChild> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'fittingroom-bench-'));
+/**
+ * Starts `server/index.ts` in a child with an IPC channel; resolves once it reports ready. Without `dataDir` it
+ * gets a fresh one; with one, that directory is kept at close and the admin key is read from `adminKey` if given.
+ */
+export async function startServerChild(options: {
+  engines: unknown[];
+  execArgv?: string[];
+  dataDir?: string;
+  adminKey?: string;
+}): Promise<ServerChild> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'fittingroom-bench-')));
   const args = [
     '--port',
     '0',
@@ -57,7 +65,7 @@ export async function startServerChild(options: { engines: unknown[]; execArgv?:
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const port = await readyPort(child);
-  const adminKey = (await readFile(join(dataDir, 'first-admin-key'), 'utf8')).trim();
+  const adminKey = options.adminKey ?? (await readFile(join(dataDir, 'first-admin-key'), 'utf8')).trim();
   return {
     pid: child.pid!,
     url: `http://127.0.0.1:${port}`,
@@ -65,7 +73,7 @@ export async function startServerChild(options: { engines: unknown[]; execArgv?:
     dataDir,
     async close() {
       await stopChild(child);
-      await rm(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -112,7 +112,11 @@ function settle(state: State, record: GenerationRecord, status: Exclude<Generati
 /** Forgets a generation's images (the files are removed by the caller); the record stays. */
 export function markErased(state: State, id: string, what: 'all' | 'inputs'): void {
   const record = state.generations[id];
-  if (!record) return;
+  if (record) eraseRecord(record, what);
+}
+
+/** Marks one record's inputs, or all its images, erased (the record itself, wherever it is kept). */
+export function eraseRecord(record: GenerationRecord, what: 'all' | 'inputs'): void {
   record.inputs = null;
   if (what === 'all') {
     record.result = null;

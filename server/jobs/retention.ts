@@ -9,12 +9,12 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { applyEntry, baseBalances, expireDueCredits, ledgerBaseOf } from '../credits/ledger.ts';
 import type { Archive } from '../store/archive.ts';
-import type { State } from '../store/schema.ts';
+import type { GenerationRecord, State } from '../store/schema.ts';
 import { sweepIdempotency } from '../idempotency/idempotency.ts';
 import { listImageDirs, removeGenerationImages } from '../images/files.ts';
 import { removeTempFiles } from '../kernel/durable-fs.ts';
 import type { Store } from '../store/db.ts';
-import { markErased } from './generations.ts';
+import { eraseRecord, markErased } from './generations.ts';
 
 export interface SweepReport {
   imagesExpired: number;
@@ -24,7 +24,7 @@ export interface SweepReport {
   archived: number;
 }
 
-/** Runs the periodic sweep once. */
+/** Runs the periodic sweep once: expiries, then a move of finished records to the archive. */
 export async function sweep(store: Store, now: Date, archive: Archive, archiveMinEntries = 1000): Promise<SweepReport> {
   const expired: string[] = [];
   const report = await store.mutate((state) => {
@@ -35,21 +35,49 @@ export async function sweep(store: Store, now: Date, archive: Archive, archiveMi
       }
     }
     return {
-      imagesExpired: expired.length,
       idempotencyForgotten: sweepIdempotency(state, now),
       creditsExpired: expireDueCredits(state, now),
     };
   });
-  for (const id of expired) await removeGenerationImages(store.dataDir, id);
+  const archivedExpired = [...archive.withImages()].filter((record) => Date.parse(record.expiresAt) <= now.getTime());
+  await archive.append(
+    archivedExpired.map((record) => erasedCopy(record, 'all')),
+    [],
+  );
+  for (const id of [...expired, ...archivedExpired.map((record) => record.id)]) await removeGenerationImages(store.dataDir, id);
   const archived = await archiveCold(store, archive, archiveMinEntries);
-  return { ...report, archived };
+  return { ...report, imagesExpired: expired.length + archivedExpired.length, archived };
+}
+
+/**
+ * Marks a try-on's inputs, or all its images, erased wherever its record lives: in the state or, once moved,
+ * in the archive (as a new version). The caller removes the files. False when neither holds the try-on.
+ */
+export async function markErasedAnywhere(store: Store, archive: Archive, id: string, what: 'all' | 'inputs'): Promise<boolean> {
+  const inState = await store.mutate((state) => {
+    if (!Object.hasOwn(state.generations, id)) return false;
+    markErased(state, id, what);
+    return true;
+  });
+  if (inState) return true;
+  // Records leave the state only after the archive holds them, so a try-on the state lacks is archived (or unknown).
+  const held = archive.generation(id);
+  if (!held) return false;
+  await archive.append([erasedCopy(held, what)], []);
+  return true;
+}
+
+function erasedCopy(record: GenerationRecord, what: 'all' | 'inputs'): GenerationRecord {
+  const copy = structuredClone(record);
+  eraseRecord(copy, what);
+  return copy;
 }
 
 /** Removes files no record needs; only safe before the server accepts requests. */
-export async function cleanOrphans(store: Store): Promise<number> {
+export async function cleanOrphans(store: Store, archive: Archive): Promise<number> {
   let removed = 0;
   for (const id of await listImageDirs(store.dataDir)) {
-    const record = store.state.generations[id];
+    const record = store.state.generations[id] ?? archive.generation(id);
     if (!record || record.erased) {
       await removeGenerationImages(store.dataDir, id);
       removed++;
@@ -62,17 +90,18 @@ export async function cleanOrphans(store: Store): Promise<number> {
 }
 
 /**
- * Moves cold records to the archive: the longest prefix of the ledger whose
- * entries all belong to terminal, erased generations (and whose reservations
- * all resolve inside it), together with those generations. The state keeps a
+ * Moves finished records to the archive: the longest prefix of the ledger whose
+ * entries all belong to terminal generations (and whose reservations all
+ * resolve inside it), together with those generations. The state keeps a
  * ledger base with the balances carried over. Moves nothing until at least
- * `minEntries` entries can go, so that records move in batches and recent
- * history stays in the state. Returns how many generations moved.
+ * `minEntries` entries can go, so that records move in batches. A record that
+ * changed between the two steps (erased meanwhile) stays in the state, and the
+ * next move appends its new version. Returns how many generations moved.
  */
 export async function archiveCold(store: Store, archive: Archive, minEntries: number): Promise<number> {
   const cold = (state: State, id: string) => {
     const record = state.generations[id];
-    return record !== undefined && record.status !== 'pending' && record.erased;
+    return record !== undefined && record.status !== 'pending';
   };
   const { ledger, generations } = store.state;
   const lastIndex = new Map<string, number>();
@@ -86,22 +115,27 @@ export async function archiveCold(store: Store, archive: Archive, minEntries: nu
     }
     if (needed <= i) end = i + 1;
   }
-  if (end === 0 || end < minEntries) return 0;
-  const entries = ledger.slice(0, end);
-  const ids = [...new Set(entries.flatMap((entry) => (entry.genId ? [entry.genId] : [])))];
+  const entries = end >= minEntries ? ledger.slice(0, end) : [];
+  // Every generation not named by the ledger that stays: those of the moved prefix, and any an earlier move left
+  // behind because it changed between the two steps.
+  const staying = new Set(ledger.slice(entries.length).flatMap((entry) => (entry.genId ? [entry.genId] : [])));
+  const ids = Object.keys(generations).filter((id) => !staying.has(id) && cold(store.state, id));
+  if (entries.length === 0 && ids.length === 0) return 0;
   await archive.append(
     ids.map((id) => generations[id]!),
     entries,
   );
-  const lastSeq = entries[entries.length - 1]!.seq;
   await store.mutate((state) => {
-    // The prefix cannot have changed (the ledger only grows, erased terminal records never change); check anyway.
-    if (state.ledger[end - 1]?.seq !== lastSeq || ids.some((id) => !cold(state, id))) return;
-    const balances = baseBalances(state.ledgerBase);
-    for (const entry of entries) applyEntry(balances, entry);
-    state.ledgerBase = ledgerBaseOf(balances, lastSeq);
-    state.ledger = state.ledger.slice(end);
-    for (const id of ids) delete state.generations[id];
+    if (entries.length > 0) {
+      // The prefix cannot have changed (the ledger only grows, a terminal record stays terminal); check anyway.
+      const lastSeq = entries[entries.length - 1]!.seq;
+      if (state.ledger[entries.length - 1]?.seq !== lastSeq || ids.some((id) => !cold(state, id))) return;
+      const balances = baseBalances(state.ledgerBase);
+      for (const entry of entries) applyEntry(balances, entry);
+      state.ledgerBase = ledgerBaseOf(balances, lastSeq);
+      state.ledger = state.ledger.slice(entries.length);
+    }
+    for (const id of ids) if (cold(state, id) && archive.holds(state.generations[id]!)) delete state.generations[id];
   });
   return ids.length;
 }

@@ -25,13 +25,14 @@ import {
   type EngineResult,
   type EngineStage,
 } from '../engines/types.ts';
-import { markErased } from './generations.ts';
 import { completeGeneration, failGeneration, requeue, startAttempt } from './generations.ts';
 import type { TerminalNotifier } from './notifier.ts';
+import { markErasedAnywhere } from './retention.ts';
 import { removeImage, storeImage } from '../images/files.ts';
 import { probeImage } from '../images/probe.ts';
 import { convertImage } from '../engines/encode.ts';
 import { isStorageFailure } from '../kernel/errors.ts';
+import type { Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
 import type { GenerationRecord } from '../store/schema.ts';
 
@@ -55,6 +56,8 @@ export interface EngineCatalog {
 
 export interface JobRunnerOptions {
   store: Store;
+  /** Where finished records move; read to erase the inputs of one that moved already. */
+  archive: Archive;
   engines: EngineCatalog;
   notifier: TerminalNotifier;
   clock: () => Date;
@@ -310,10 +313,11 @@ export class JobRunner {
   }
 
   private async eraseInputs(id: string): Promise<void> {
-    const { store } = this.options;
-    const inputs = store.state.generations[id]?.inputs;
+    const { store, archive } = this.options;
+    // The archiver may have moved the finished record already.
+    const inputs = (store.state.generations[id] ?? archive.generation(id))?.inputs;
     if (!inputs) return;
-    await this.durably(() => store.mutate((state) => markErased(state, id, 'inputs')));
+    await this.durably(() => markErasedAnywhere(store, archive, id, 'inputs'));
     for (const image of [inputs.selfie, ...inputs.items]) await removeImage(store.dataDir, image);
   }
 

@@ -1,12 +1,14 @@
 /**
- * Cold records moved out of the state document so that it stays small: terminal
- * generations whose images are gone, and the ledger entries before them. They
- * are appended to JSON-lines files under `<data-dir>/archive/` (append, fsync)
- * and read back into memory at start-up; nothing in the archive ever changes.
+ * Finished records moved out of the state document so that it stays small:
+ * terminal generations, and the ledger entries before them. They are appended
+ * to JSON-lines files under `<data-dir>/archive/` (append, fsync) and read back
+ * into memory at start-up. Ledger entries never change. A generation changes
+ * once it is finished only when its images are erased; the erased version is
+ * appended as a new line, and the last line of an id wins.
  *
  * Moving is two steps, archive first and state second, so a crash between them
- * leaves records in both places: appends skip what the archive already holds,
- * and readers prefer the state.
+ * leaves records in both places: appends skip versions the archive already
+ * holds, and readers prefer the state.
  */
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -91,9 +93,9 @@ export class Archive {
     return this.ledger[this.ledger.length - 1]?.seq ?? 0;
   }
 
-  /** Appends records durably, skipping those already archived. */
+  /** Appends records durably: generations not held or changed since (a newer version wins), ledger entries not held. */
   async append(generations: GenerationRecord[], entries: LedgerEntry[]): Promise<void> {
-    const newGenerations = generations.filter((record) => !this.generations.has(record.id));
+    const newGenerations = generations.filter((record) => !this.holds(record));
     const newEntries = entries.filter((entry) => entry.seq > this.lastSeq());
     if (newEntries.length > 0)
       await appendDurably(
@@ -108,13 +110,23 @@ export class Archive {
     this.take(newGenerations, newEntries);
   }
 
+  /** Whether the archive holds exactly this version of a generation. */
+  holds(record: GenerationRecord): boolean {
+    const held = this.generations.get(record.id);
+    return held !== undefined && JSON.stringify(held) === JSON.stringify(record);
+  }
+
+  /** Archived generations that still have images, for the retention sweep. */
+  *withImages(): Generator<GenerationRecord> {
+    for (const record of this.generations.values()) if (!record.erased) yield record;
+  }
+
   private take(generations: GenerationRecord[], entries: LedgerEntry[]): void {
     for (const entry of entries) if (entry.seq > this.lastSeq()) this.ledger.push(entry);
     let added = false;
     for (const record of generations) {
-      if (this.generations.has(record.id)) continue;
+      if (!this.generations.has(record.id)) added = true;
       this.generations.set(record.id, record);
-      added = true;
     }
     if (added) this.newestFirst = [...this.generations.keys()].sort((a, b) => (a < b ? 1 : -1));
   }

@@ -13,6 +13,7 @@ import { checkImage, decodeImageField, normalizeImage, type ImageLimits } from '
 import { readImage, removeGenerationImages, storeImage } from '../images/files.ts';
 import { cancelGeneration, createGeneration, getGeneration, isTerminal, markErased } from '../jobs/generations.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
+import { markErasedAnywhere } from '../jobs/retention.ts';
 import type { EngineCatalog, JobRunner, LiveProgress } from '../jobs/runner.ts';
 import type { Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
@@ -196,20 +197,21 @@ export class TryOnService {
 
   /** Erases a try-on's images (canceling it first if pending); the record stays, marked erased. */
   async erase(id: string): Promise<void> {
-    const { store, runner, notifier, clock } = this.options;
-    // Archived and erased long ago: nothing left to do.
-    if (this.find(id).erased && !Object.hasOwn(store.state.generations, id)) return;
-    const canceled = await store.mutate((state) => {
-      const record = getGeneration(state, id);
-      const wasPending = !isTerminal(record);
+    const { store, archive, runner, notifier, clock } = this.options;
+    if (this.find(id).erased) return;
+    const outcome = await store.mutate((state) => {
+      if (!Object.hasOwn(state.generations, id)) return 'moved';
+      const wasPending = !isTerminal(state.generations[id]!);
       if (wasPending) cancelGeneration(state, id, clock());
       markErased(state, id, 'all');
-      return wasPending;
+      return wasPending ? 'canceled' : 'erased';
     });
-    if (canceled) {
+    if (outcome === 'canceled') {
       runner.cancel(id);
       notifier.publish(id);
     }
+    // A finished try-on may have moved to the archive since it was found.
+    if (outcome === 'moved') await markErasedAnywhere(store, archive, id, 'all');
     await removeGenerationImages(store.dataDir, id);
   }
 

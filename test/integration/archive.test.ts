@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { appendFile, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -17,7 +18,7 @@ async function submitAndFinish(app: TestAppliance, engine = 'test-compose'): Pro
 // 'slow' runs on a device of its own, so it never holds up the fast engine.
 const engines = [composeEngine(), composeEngine({ id: 'slow', device: 'other', delayMs: 60_000 })];
 
-test('cold generations and their ledger entries move to the archive and stay readable', async (t) => {
+test('finished generations and their ledger entries move to the archive and stay readable', async (t) => {
   const app = await startTestAppliance(t, { engines, config: { archiveMinEntries: 1 } });
   const [a, b, c] = [await submitAndFinish(app), await submitAndFinish(app), await submitAndFinish(app)];
   const pending = await submitAndFinish(app, 'slow');
@@ -25,13 +26,13 @@ test('cold generations and their ledger entries move to the archive and stay rea
   const before = await (await app.call('GET', '/api/v1/account')).json();
 
   const report = await sweep(app.appliance.store, new Date(), app.appliance.archive, 1);
-  assert.equal(report.archived, 2, 'a and b are cold; c still has its images');
+  assert.equal(report.archived, 3, 'a, b and c are finished; only the pending one stays');
   const state = app.appliance.store.state;
-  assert.deepEqual(Object.keys(state.generations).sort(), [c, pending].sort());
-  assert.equal(state.ledgerBase?.throughSeq, 5, 'trial, then reserve and capture of a and b');
+  assert.deepEqual(Object.keys(state.generations), [pending]);
+  assert.equal(state.ledgerBase?.throughSeq, 7, 'trial, then reserve and capture of a, b and c');
   assert.deepEqual(
     state.ledger.map((e) => e.type),
-    ['reserve', 'capture', 'reserve'],
+    ['reserve'],
   );
   assert.deepEqual(await (await app.call('GET', '/api/v1/account')).json(), before, 'balances carry over');
 
@@ -41,6 +42,16 @@ test('cold generations and their ledger entries move to the archive and stay rea
   assert.equal((await app.call('GET', `/api/v1/try-on/${a}/image`)).status, 404);
   assert.equal((await app.call('POST', `/api/v1/try-on/${a}/cancel`)).status, 409);
   assert.equal((await app.call('DELETE', `/api/v1/try-on/${a}`)).status, 204);
+
+  // c moved with its image; erasing it appends its erased version to the archive.
+  assert.equal((await app.call('GET', `/api/v1/try-on/${c}/image`)).status, 200);
+  assert.equal((await app.call('DELETE', `/api/v1/try-on/${c}`)).status, 204);
+  assert.equal((await app.call('GET', `/api/v1/try-on/${c}/image`)).status, 404);
+  const erased = (await (await app.call('GET', `/api/v1/try-on/${c}`)).json()) as Record<string, unknown>;
+  assert.deepEqual([erased.status, erased.erased, erased.creditCharged], ['complete', true, true]);
+  assert.ok(!existsSync(join(app.dataDir, 'images', c)), 'its files are gone');
+  const reopened = await Archive.open(app.dataDir);
+  assert.equal(reopened.generation(c)?.erased, true, 'the erased version is what a restart reads');
 
   const page1 = (await (await app.call('GET', '/api/v1/try-on?limit=3')).json()) as { data: Array<{ genId: string }>; nextCursor: string };
   assert.deepEqual(
@@ -120,12 +131,38 @@ test('archiveCold never splits a reservation from its resolution', async (t) => 
   const app = await startTestAppliance(t, { engines });
   const slow = await submitAndFinish(app, 'slow');
   const done = await submitAndFinish(app);
-  await app.call('DELETE', `/api/v1/try-on/${done}`);
+  // Ledger: trial, reserve(slow), reserve(done), capture(done); slow is still pending.
+  assert.equal(await archiveCold(app.appliance.store, app.appliance.archive, 1), 0, 'the prefix stops at the first pending generation');
+  assert.ok(app.appliance.store.state.generations[done], 'done waits for the one before it');
   await app.call('POST', `/api/v1/try-on/${slow}/cancel`);
-  // Ledger: trial, reserve(slow), reserve(done), capture(done), release(slow); only `done` is erased.
-  assert.equal(await archiveCold(app.appliance.store, app.appliance.archive, 1), 0, 'the prefix stops at the first hot generation');
-  await app.call('DELETE', `/api/v1/try-on/${slow}`);
   assert.equal(await archiveCold(app.appliance.store, app.appliance.archive, 1), 2);
   assert.equal(app.appliance.store.state.ledger.length, 0);
   assert.deepEqual(app.appliance.store.state.ledgerBase?.lots.trial, { available: 24, reserved: 0 });
+});
+
+test('a record erased between the two steps of a move stays in the state and moves, erased, next time', async (t) => {
+  const app = await startTestAppliance(t, { engines });
+  const id = await submitAndFinish(app);
+  const { store, archive } = app.appliance;
+  // The first step of a move, then an erasure in the state before the second.
+  await archive.append([store.state.generations[id]!], []);
+  assert.equal((await app.call('DELETE', `/api/v1/try-on/${id}`)).status, 204);
+  assert.equal(await archiveCold(store, archive, 1), 1);
+  assert.equal(store.state.generations[id], undefined);
+  assert.equal(archive.generation(id)?.erased, true, 'the archive holds the erased version');
+  const lines = (await readFile(join(app.dataDir, 'archive', 'generations.jsonl'), 'utf8')).trim().split('\n');
+  assert.equal(lines.length, 2, 'the first version, then the erased one');
+});
+
+test('images of a moved try-on still expire with retention', async (t) => {
+  const app = await startTestAppliance(t, { engines });
+  const id = await submitAndFinish(app);
+  const { store, archive } = app.appliance;
+  assert.equal(await archiveCold(store, archive, 1), 1);
+  const week = new Date(Date.now() + 8 * 86_400_000);
+  const report = await sweep(store, week, archive, 1);
+  assert.equal(report.imagesExpired, 1);
+  assert.equal(archive.generation(id)?.erased, true);
+  assert.ok(!existsSync(join(app.dataDir, 'images', id)));
+  assert.equal((await app.call('GET', `/api/v1/try-on/${id}/image`)).status, 404);
 });

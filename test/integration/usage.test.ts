@@ -123,7 +123,7 @@ test('usage of a period with no activity is all zeros, and bad queries are 400',
   }
 });
 
-test('usage and the ledger span the archive: the same numbers before and after cold records move', async (t) => {
+test('usage and the ledger span the archive: the same numbers before and after finished records move', async (t) => {
   const app = await startTestAppliance(t, {
     engines: [composeEngine(), composeEngine({ id: 'slow', device: 'other', delayMs: 60_000 })],
     config: { archiveMinEntries: 1, trustedIssuerKeys: [issuer.publicKey] },
@@ -141,8 +141,8 @@ test('usage and the ledger span the archive: the same numbers before and after c
   assert.equal((await app.call('POST', '/api/v1/try-on', { body: await submission({ engine: 'slow' }) })).status, 202);
   for (const id of ids.slice(0, 2)) assert.equal((await app.call('DELETE', `/api/v1/try-on/${id}`)).status, 204);
   const before = { usage: await usage(app), ledger: await wholeLedger(app) };
-  assert.equal((await sweep(app.appliance.store, new Date(), app.appliance.archive, 1)).archived, 2);
-  assert.ok(app.appliance.store.state.ledgerBase!.throughSeq >= 6, 'trial, redeem and two try-ons are archived');
+  assert.equal((await sweep(app.appliance.store, new Date(), app.appliance.archive, 1)).archived, 3, 'every finished try-on moves');
+  assert.ok(app.appliance.store.state.ledgerBase!.throughSeq >= 8, 'trial, redeem and three try-ons are archived');
   assert.deepEqual(await usage(app), before.usage);
   assert.deepEqual(await wholeLedger(app), before.ledger);
   assert.deepEqual(before.usage.totals, { submitted: 4, completed: 3, failed: 0, canceled: 0, creditsUsed: 3 });
