@@ -39,7 +39,7 @@ export async function sweep(store: Store, now: Date, archive: Archive, archiveMi
       creditsExpired: expireDueCredits(state, now),
     };
   });
-  const archivedExpired = [...archive.withImages()].filter((record) => Date.parse(record.expiresAt) <= now.getTime());
+  const archivedExpired = archive.expiringBy(now);
   await archive.append(
     archivedExpired.map((record) => erasedCopy(record, 'all')),
     [],
