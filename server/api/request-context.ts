@@ -26,3 +26,9 @@ export function authOf(req: { auth?: AuthContext }): AuthContext {
   if (!req.auth) throw new Error('route is not behind the apiKey middleware');
   return req.auth;
 }
+
+/** The caller as a viewer of try-ons: an admin key sees all of them, a standard key its own lineage's. */
+export function viewerOf(req: { auth?: AuthContext }): { lineageId: string; seesAll: boolean } {
+  const { key } = authOf(req);
+  return { lineageId: key.lineageId, seesAll: key.scope === 'admin' };
+}

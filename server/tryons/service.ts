@@ -58,6 +58,15 @@ export interface SubmitReply {
   replayed: boolean;
 }
 
+/**
+ * Who asks: an admin key sees every try-on; a standard key sees those submitted by its own lineage (itself and
+ * the keys it was rotated from), and any other try-on is 404 to it, as if it did not exist.
+ */
+export interface Viewer {
+  lineageId: string;
+  seesAll: boolean;
+}
+
 export interface ListQuery {
   status?: GenerationStatus;
   limit: number;
@@ -147,19 +156,23 @@ export class TryOnService {
     }
   }
 
-  /** A try-on from the live state or, once cold, from the archive; 404 otherwise. */
-  find(id: string): GenerationRecord {
+  /** A try-on the viewer may see, from the live state or, once finished, from the archive; 404 otherwise. */
+  find(id: string, viewer: Viewer): GenerationRecord {
     const { store, archive } = this.options;
-    if (Object.hasOwn(store.state.generations, id)) return store.state.generations[id]!;
-    return archive.generation(id) ?? getGeneration(store.state, id);
+    const record = Object.hasOwn(store.state.generations, id)
+      ? store.state.generations[id]!
+      : (archive.generation(id) ?? getGeneration(store.state, id));
+    if (!this.keysOf(viewer)(record.keyId)) throw new ApiError('not_found', `There is no try-on ${id}.`);
+    return record;
   }
 
-  /** A page of try-ons, newest first, live and archived together. */
-  list(query: ListQuery): { records: GenerationRecord[]; nextCursor: string | null } {
+  /** A page of the try-ons the viewer may see, newest first, live and archived together. */
+  list(query: ListQuery, viewer: Viewer): { records: GenerationRecord[]; nextCursor: string | null } {
     const { store, archive } = this.options;
     const { status, cursor, limit } = query;
+    const sees = this.keysOf(viewer);
     const wanted = (record: GenerationRecord) =>
-      (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor);
+      (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor) && sees(record.keyId);
     const newest = (a: GenerationRecord, b: GenerationRecord) => (a.id < b.id ? 1 : -1);
     const count = limit + 1;
     const fromState = Object.values(store.state.generations).filter(wanted).sort(newest).slice(0, count);
@@ -167,8 +180,9 @@ export class TryOnService {
     const fromArchive: GenerationRecord[] = [];
     for (const id of archive.ids()) {
       if (fromArchive.length >= count) break;
+      if (Object.hasOwn(store.state.generations, id)) continue;
       const record = archive.generation(id)!;
-      if (!Object.hasOwn(store.state.generations, record.id) && wanted(record)) fromArchive.push(record);
+      if (wanted(record)) fromArchive.push(record);
     }
     const records = [...fromState, ...fromArchive].sort(newest).slice(0, count);
     const page = records.slice(0, limit);
@@ -176,8 +190,8 @@ export class TryOnService {
   }
 
   /** The result image of a complete try-on: 409 while it is not complete, 404 once erased. */
-  async image(id: string): Promise<{ bytes: Buffer; format: ImageFormat }> {
-    const record = this.find(id);
+  async image(id: string, viewer: Viewer): Promise<{ bytes: Buffer; format: ImageFormat }> {
+    const record = this.find(id, viewer);
     if (record.status !== 'complete')
       throw new ApiError('conflict', `The try-on ${record.id} is ${record.status}; its image exists only when it is complete.`);
     if (!record.result) throw new ApiError('not_found', `The image of ${record.id} was erased.`);
@@ -185,20 +199,20 @@ export class TryOnService {
   }
 
   /** Cancels a pending try-on (nothing is charged): written, the engine stopped, waiters told. 409 if it ended. */
-  async cancel(id: string): Promise<GenerationRecord> {
+  async cancel(id: string, viewer: Viewer): Promise<GenerationRecord> {
     const { store, runner, notifier, clock } = this.options;
-    const found = this.find(id);
+    const found = this.find(id, viewer);
     if (isTerminal(found)) throw new ApiError('conflict', `The try-on ${id} is already ${found.status}.`);
     await store.mutate((state) => cancelGeneration(state, id, clock()));
     runner.cancel(id);
     notifier.publish(id);
-    return this.find(id);
+    return this.find(id, viewer);
   }
 
   /** Erases a try-on's images (canceling it first if pending); the record stays, marked erased. */
-  async erase(id: string): Promise<void> {
+  async erase(id: string, viewer: Viewer): Promise<void> {
     const { store, archive, runner, notifier, clock } = this.options;
-    if (this.find(id).erased) return;
+    if (this.find(id, viewer).erased) return;
     const outcome = await store.mutate((state) => {
       if (!Object.hasOwn(state.generations, id)) return 'moved';
       const wasPending = !isTerminal(state.generations[id]!);
@@ -231,6 +245,13 @@ export class TryOnService {
       const record = store.state.generations[id];
       if (!record || isTerminal(record) || signal.aborted) finish();
     });
+  }
+
+  /** Whether the viewer may see a try-on submitted by a key id. */
+  private keysOf(viewer: Viewer): (keyId: string) => boolean {
+    if (viewer.seesAll) return () => true;
+    const own = new Set(this.options.store.state.keys.filter((key) => key.lineageId === viewer.lineageId).map((key) => key.id));
+    return (keyId) => own.has(keyId);
   }
 
   /** How far a running try-on has got (not persisted). */

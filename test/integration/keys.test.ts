@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
-import { startTestAppliance, tempDataDir, type TestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestAppliance, tempDataDir, type TestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 import { generateKey } from '../../server/keys/api-keys.ts';
 import { accountSummary, balancesOf } from '../../server/credits/ledger.ts';
@@ -406,4 +406,34 @@ test('the first start writes first-admin-key (0600); a second start makes no oth
     const summary = (await (await app.call('GET', '/api/v1/account', { key: firstKey })).json()) as { creditsRemaining: number };
     assert.equal(summary.creditsRemaining, 25);
   });
+});
+
+test('a standard key sees, cancels and erases only its own try-ons (and its rotated successor does too); admin sees all', async (t) => {
+  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 60_000 })] });
+  const shop = await createKey(app, 'shop', 'standard');
+  const other = await createKey(app, 'other', 'standard');
+  const submitted = await app.call('POST', '/api/v1/try-on', { body: await submission(), key: shop.key });
+  const { genId } = (await submitted.json()) as { genId: string };
+  const listed = async (key: string) =>
+    ((await (await app.call('GET', '/api/v1/try-on', { key })).json()) as { data: Array<{ genId: string }> }).data.map((g) => g.genId);
+
+  for (const [method, path] of [
+    ['GET', `/api/v1/try-on/${genId}`],
+    ['GET', `/api/v1/try-on/${genId}?wait=1`],
+    ['GET', `/api/v1/try-on/${genId}/image`],
+    ['GET', `/api/v1/try-on/${genId}/webhook-deliveries`],
+    ['POST', `/api/v1/try-on/${genId}/webhook-deliveries/redeliver`],
+    ['POST', `/api/v1/try-on/${genId}/cancel`],
+    ['DELETE', `/api/v1/try-on/${genId}`],
+  ] as const) {
+    await expectProblem(await app.call(method, path, { key: other.key }), 404, 'not_found');
+  }
+  assert.deepEqual(await listed(other.key), [], 'another key lists none of them');
+  assert.deepEqual(await listed(shop.key), [genId]);
+  assert.deepEqual(await listed(app.adminKey), [genId], 'admin sees every try-on');
+  assert.equal(((await (await app.call('GET', `/api/v1/try-on/${genId}`)).json()) as { status: string }).status, 'pending', 'not canceled');
+
+  const rotated = (await (await app.call('POST', `/api/v1/keys/${shop.id}/rotate`)).json()) as CreatedKey;
+  assert.deepEqual(await listed(rotated.key), [genId], 'a rotated key keeps its lineage');
+  assert.equal((await app.call('POST', `/api/v1/try-on/${genId}/cancel`, { key: rotated.key })).status, 200);
 });

@@ -4,7 +4,7 @@
  */
 import { Router, type Request, type Response } from 'express';
 import { ApiError } from '../../kernel/errors.ts';
-import { authOf } from '../request-context.ts';
+import { authOf, viewerOf } from '../request-context.ts';
 import { checkSubmission } from '../../tryons/validate.ts';
 import { generationView, statusUrl, type ViewContext } from '../wire.ts';
 import { parseIdempotencyKey } from '../../idempotency/idempotency.ts';
@@ -59,11 +59,14 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const cursor = req.query.cursor;
     if (cursor !== undefined && (typeof cursor !== 'string' || !/^gen_[0-9A-Z]{26}$/.test(cursor)))
       throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
-    const page = tryOns.list({
-      limit,
-      ...(status === undefined ? {} : { status: status as GenerationStatus }),
-      ...(cursor === undefined ? {} : { cursor }),
-    });
+    const page = tryOns.list(
+      {
+        limit,
+        ...(status === undefined ? {} : { status: status as GenerationStatus }),
+        ...(cursor === undefined ? {} : { cursor }),
+      },
+      viewerOf(req),
+    );
     const context = viewContext(req);
     res.json({ data: await Promise.all(page.records.map((record) => generationView(record, context))), nextCursor: page.nextCursor });
   });
@@ -71,7 +74,8 @@ export function tryOnRoutes(deps: AppDeps): Router {
   router.get('/try-on/:genId', async (req, res) => {
     const id = req.params.genId!;
     const waitSeconds = parseWait(req, res, config.waitDefaultSeconds, config.waitMaxSeconds);
-    tryOns.find(id);
+    const viewer = viewerOf(req);
+    tryOns.find(id, viewer);
     if (waitSeconds > 0) {
       const gone = new AbortController();
       const abort = () => gone.abort();
@@ -79,23 +83,23 @@ export function tryOnRoutes(deps: AppDeps): Router {
       await tryOns.waitForTerminal(id, waitSeconds, gone.signal);
       res.off('close', abort);
     }
-    const record = tryOns.find(id);
+    const record = tryOns.find(id, viewer);
     if (record.status === 'pending') res.setHeader('Retry-After', '1');
     res.json(await generationView(record, viewContext(req), store.dataDir));
   });
 
   router.get('/try-on/:genId/image', async (req, res) => {
-    const { bytes, format } = await tryOns.image(req.params.genId!);
+    const { bytes, format } = await tryOns.image(req.params.genId!, viewerOf(req));
     res.status(200).type(contentType(format)).setHeader('Cache-Control', 'private, no-store');
     res.send(bytes);
   });
 
   router.post('/try-on/:genId/cancel', async (req, res) => {
-    res.json(await generationView(await tryOns.cancel(req.params.genId!), viewContext(req)));
+    res.json(await generationView(await tryOns.cancel(req.params.genId!, viewerOf(req)), viewContext(req)));
   });
 
   router.delete('/try-on/:genId', async (req, res) => {
-    await tryOns.erase(req.params.genId!);
+    await tryOns.erase(req.params.genId!, viewerOf(req));
     res.status(204).end();
   });
 

@@ -2,6 +2,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../deps.ts';
 import { requireScope } from '../middleware/api-key.ts';
+import { viewerOf } from '../request-context.ts';
 import { deliveryView, eventsOf, redeliverEvent } from '../../webhooks/outbox.ts';
 import { currentSecret, ensureSecret, rotateSecret, secretView } from '../../webhooks/secrets.ts';
 
@@ -24,13 +25,13 @@ export function webhookRoutes(deps: AppDeps): Router {
   });
 
   router.get('/try-on/:genId/webhook-deliveries', (req, res) => {
-    const record = tryOns.find(req.params.genId!);
+    const record = tryOns.find(req.params.genId!, viewerOf(req));
     res.json({ data: eventsOf(store.state, record).map(deliveryView) });
   });
 
   router.post('/try-on/:genId/webhook-deliveries/redeliver', async (req, res) => {
     const id = req.params.genId!;
-    const found = tryOns.find(id);
+    const found = tryOns.find(id, viewerOf(req));
     const view = await store.mutate((state) => deliveryView(redeliverEvent(state, state.generations[id] ?? found, clock())));
     webhooks.wake();
     res.status(202).json(view);
