@@ -132,6 +132,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       engines,
       notifier,
       idempotency,
+      webhookDestinationProblem: (url) => dispatcher.destinationProblem(url),
       clock,
       limits: {
         imageLimits: config.imageLimits,

@@ -4,7 +4,7 @@
  * call one of these and render; they never read or change the state document themselves. Reads are named for
  * what they find (a try-on in the live state or, once cold, in the archive), the seam a second store plugs into.
  */
-import { ApiError } from '../kernel/errors.ts';
+import { ApiError, validationError } from '../kernel/errors.ts';
 import { newId } from '../kernel/ids.ts';
 import { accountSummary, assertCreditAvailable } from '../credits/ledger.ts';
 import type { EngineDescription } from '../engines/types.ts';
@@ -28,6 +28,8 @@ export interface TryOnServiceOptions {
   engines: EngineCatalog;
   notifier: TerminalNotifier;
   idempotency: IdempotencyGuard;
+  /** Why a webhook URL would be refused at delivery, or null: checked before any credit is reserved. */
+  webhookDestinationProblem: (url: string) => Promise<string | null>;
   clock: () => Date;
   limits: {
     imageLimits: ImageLimits;
@@ -109,6 +111,9 @@ export class TryOnService {
       if (runner.depth() >= limits.maxQueueDepth)
         throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
       assertCreditAvailable(store.state, clock());
+      const { webhookUrl } = submission.params;
+      const refused = webhookUrl === undefined ? null : await this.options.webhookDestinationProblem(webhookUrl);
+      if (refused) throw validationError([{ field: 'webhookUrl', message: refused }]);
       const normalized = await Promise.all(images.map(({ decoded, probe }) => normalizeImage(decoded, probe, limits.imageLimits)));
       wroteFiles = true;
       const [selfie, ...items] = await Promise.all(

@@ -137,7 +137,7 @@ export function checkSubmission(body: unknown): CheckedSubmission {
   return checked;
 }
 
-/** Why a webhook URL is refused by its syntax alone, or null. Addresses are vetted again at connect time. */
+/** Why a webhook URL is refused by its syntax alone, or null. Its addresses are vetted by the submit (and at delivery). */
 function webhookUrlProblem(value: unknown): string | null {
   if (typeof value !== 'string' || value.length === 0 || value.length > 2048) return 'must be an http(s) URL of at most 2048 characters';
   let url: URL;
@@ -148,16 +148,5 @@ function webhookUrlProblem(value: unknown): string | null {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http or https';
   if (url.username || url.password) return 'must not contain credentials';
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (
-    /^169\.254\./.test(host) ||
-    host === 'fd00:ec2::254' ||
-    host === '0.0.0.0' ||
-    host === '::' ||
-    /^(22[4-9]|23\d)\./.test(host) ||
-    (host.includes(':') && host.startsWith('ff'))
-  ) {
-    return 'points at an address that is never allowed (link-local, metadata, multicast or unspecified)';
-  }
   return null;
 }

@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { AddressPolicy } from './address-policy.ts';
 import { pruneSettledEvents, recordAttempt } from './outbox.ts';
 import { ensureSecret, signingSecrets } from './secrets.ts';
-import { sendWebhook, systemLookup, type LookupFn, type SendOutcome } from './send.ts';
+import { destinationProblem, sendWebhook, systemLookup, type LookupFn, type SendOutcome } from './send.ts';
 import type { Store } from '../store/db.ts';
 import type { WebhookAttempt, WebhookEvent } from '../store/schema.ts';
 
@@ -67,6 +67,11 @@ export class WebhookDispatcher {
       await store.mutate((state) => ensureSecret(state, clock()));
     this.running = true;
     this.wake();
+  }
+
+  /** Why a webhook URL would be refused at delivery (null when it would not): a submit checks before it charges. */
+  destinationProblem(url: string): Promise<string | null> {
+    return destinationProblem(url, this.policy, this.lookup);
   }
 
   /** Looks for due events now (after a terminal transition or a redelivery). */

@@ -63,7 +63,41 @@ export async function sendWebhook(request: SendRequest): Promise<SendOutcome> {
   }
   // One refused address refuses the destination: a name that also points at metadata is not trusted.
   if (!addresses.every((address) => request.policy.allows(address))) return { error: DESTINATION_NOT_ALLOWED };
-  return post(url, host, addresses[0]!, request, signal, aborted);
+  // Each address in turn until one accepts the connection: `localhost` may resolve to ::1 first while the
+  // receiver listens on 127.0.0.1 only. Once connected, that attempt's outcome stands.
+  let outcome: SendOutcome = { error: 'connection-failed' };
+  for (const address of addresses) {
+    const attempt = await post(url, host, address, request, signal, aborted);
+    outcome = attempt.outcome;
+    if (attempt.connected || signal.aborted) break;
+  }
+  return outcome;
+}
+
+/** Names that reach cloud metadata services without resolving to a link-local address everywhere. */
+const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal']);
+
+/** How long a submit waits for the webhook host to resolve before accepting it (delivery vets it again). */
+const VET_LOOKUP_MS = 2000;
+
+/**
+ * Why a webhook URL would be refused at delivery, checked at submit so that no credit is reserved for it: a
+ * metadata name, or any address the host resolves to that the policy refuses. A name that does not resolve
+ * now is accepted (a shop's DNS may be down); delivery resolves and vets it again.
+ */
+export async function destinationProblem(value: string, policy: AddressPolicy, lookup: LookupFn): Promise<string | null> {
+  const url = new URL(value);
+  const host = (url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname).toLowerCase().replace(/\.$/, '');
+  const refused = 'points at an address webhooks may not reach (link-local, cloud metadata, multicast, or outside the allowed ranges)';
+  if (METADATA_NAMES.has(host)) return refused;
+  if (parseIp(host)) return policy.allows(host) ? null : refused;
+  let addresses: string[];
+  try {
+    addresses = (await untilAborted(lookup(host), AbortSignal.timeout(VET_LOOKUP_MS))).map((entry) => entry.address);
+  } catch {
+    return null;
+  }
+  return addresses.every((address) => policy.allows(address)) ? null : refused;
 }
 
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -82,7 +116,7 @@ function post(
   request: SendRequest,
   signal: AbortSignal,
   aborted: () => SendOutcome,
-): Promise<SendOutcome> {
+): Promise<{ outcome: SendOutcome; connected: boolean }> {
   const secure = url.protocol === 'https:';
   const options: https.RequestOptions = {
     method: 'POST',
@@ -95,12 +129,13 @@ function post(
     signal,
   };
   if (secure && !parseIp(host)) options.servername = host;
-  return new Promise<SendOutcome>((resolve) => {
+  return new Promise((resolve) => {
     let done = false;
+    let connected = false;
     const finish = (outcome: SendOutcome) => {
       if (done) return;
       done = true;
-      resolve(outcome);
+      resolve({ outcome, connected });
     };
     const req = (secure ? https : http).request(options, (response) => {
       const status = response.statusCode ?? 0;
@@ -117,6 +152,7 @@ function post(
       response.on('close', () => finish({ status }));
       response.on('error', () => finish({ status }));
     });
+    req.on('socket', (socket) => socket.once('connect', () => (connected = true)));
     req.on('error', () => finish(signal.aborted ? aborted() : { error: 'connection-failed' }));
     req.end(request.body);
   });

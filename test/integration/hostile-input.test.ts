@@ -279,6 +279,8 @@ test('field validation: sizes, several bad fields at once, unknown fields, item 
     'ftp://x',
     'http://2852039166/latest/meta-data',
     'http://[fd00:ec2::254]/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://metadata.google.internal/computeMetadata/v1/',
     'http://user:pw@example.com/',
     'not a url',
     `http://example.com/${'a'.repeat(2048)}`,

@@ -285,31 +285,42 @@ test('the terminal state and its outbox event are in the same durable write', as
   assert.equal(Object.values(state.webhookEvents).filter((e) => e.genId === genId).length, 1);
 });
 
-test('hosts that resolve to a metadata address are never connected to; literal ones are refused at submit', async (t) => {
+test('hosts that resolve to a metadata address are refused at submit, and at delivery if they change (DNS rebinding)', async (t) => {
   const listener = await startReceiver(t);
+  const asked = new Map<string, number>();
   const lookup: LookupFn = async (host) => {
+    asked.set(host, (asked.get(host) ?? 0) + 1);
     const table: Record<string, string[]> = {
       'metadata.test': ['169.254.169.254'],
       'mixed.test': ['127.0.0.1', '169.254.169.254'],
       'good.test': ['127.0.0.1'],
+      // Harmless when the submit asks, metadata when the delivery does.
+      'rebinding.test': asked.get(host) === 1 ? ['127.0.0.1'] : ['169.254.169.254'],
     };
     return (table[host] ?? []).map((address) => ({ address, family: 4 }));
   };
   const app = await startTestAppliance(t, { config: TINY_SCHEDULE, webhookLookup: lookup });
-  const refused = [
-    await submit(app, { webhookUrl: `http://metadata.test:${listener.port}/` }),
-    await submit(app, { webhookUrl: `http://mixed.test:${listener.port}/` }),
-    await submit(app, { webhookUrl: `http://[::ffff:169.254.169.254]:${listener.port}/` }),
-  ];
-  for (const genId of refused) {
-    const delivery = await deliveryWhen(app, genId, (d) => d.state !== 'pending');
-    assert.equal(delivery.state, 'failed', genId);
+  const before = await (await app.call('GET', '/api/v1/account')).json();
+  for (const host of ['metadata.test', 'mixed.test', '[::ffff:169.254.169.254]']) {
+    const response = await app.call('POST', '/api/v1/try-on', {
+      body: await submission({ webhookUrl: `http://${host}:${listener.port}/` }),
+    });
+    assert.equal(response.status, 422, host);
     assert.deepEqual(
-      delivery.attempts.map((a) => a.error),
-      ['destination-not-allowed'],
-      'refused once, never retried',
+      ((await response.json()) as { errors: Array<{ field: string }> }).errors.map((error) => error.field),
+      ['webhookUrl'],
     );
   }
+  assert.deepEqual(await (await app.call('GET', '/api/v1/account')).json(), before, 'no credit was reserved for them');
+
+  const rebound = await submit(app, { webhookUrl: `http://rebinding.test:${listener.port}/` });
+  const delivery = await deliveryWhen(app, rebound, (d) => d.state !== 'pending');
+  assert.equal(delivery.state, 'failed');
+  assert.deepEqual(
+    delivery.attempts.map((a) => a.error),
+    ['destination-not-allowed'],
+    'refused once, never retried',
+  );
   assert.equal(listener.connections, 0, 'the loopback listener the names would otherwise reach saw nothing');
 
   const good = await submit(app, { webhookUrl: `http://good.test:${listener.port}/` });
@@ -387,15 +398,17 @@ test('redelivery sends the same event again with a new timestamp and signature; 
     config: TINY_SCHEDULE,
     engines: [composeEngine(), composeEngine({ id: 'slow', device: 'slow', delayMs: 30_000 })],
   });
-  const genId = await submit(app, { webhookUrl: receiver.url });
+  // A standard key may redeliver the events of its own try-ons.
+  const created = await app.call('POST', '/api/v1/keys', { body: { name: 'shop app', scope: 'standard' } });
+  const standard = ((await created.json()) as { key: string }).key;
+  const submitted = await app.call('POST', '/api/v1/try-on', { body: await submission({ webhookUrl: receiver.url }), key: standard });
+  const { genId } = (await submitted.json()) as { genId: string };
   const [first] = await receiver.waitForHits(1);
-  await deliveryWhen(app, genId, (d) => d.state === 'delivered');
+  await deliveryWhen(app, genId, (d) => d.state === 'delivered', standard);
   // Timestamps are whole seconds: wait for the next one so that the signature must differ.
   const sentAt = Number(first!.headers['webhook-timestamp']);
   while (Math.floor(Date.now() / 1000) <= sentAt) await new Promise((resolve) => setTimeout(resolve, 25));
 
-  const created = await app.call('POST', '/api/v1/keys', { body: { name: 'shop app', scope: 'standard' } });
-  const standard = ((await created.json()) as { key: string }).key;
   const again = await app.call('POST', `/api/v1/try-on/${genId}/webhook-deliveries/redeliver`, { key: standard });
   assert.equal(again.status, 202);
   assert.equal(((await again.json()) as Delivery).state, 'pending');

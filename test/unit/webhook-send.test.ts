@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { AddressPolicy } from '../../server/webhooks/address-policy.ts';
-import { sendWebhook, type LookupFn, type SendRequest } from '../../server/webhooks/send.ts';
+import { destinationProblem, sendWebhook, type LookupFn, type SendRequest } from '../../server/webhooks/send.ts';
 
 interface Listener {
   port: number;
@@ -109,4 +109,28 @@ test('a receiver that never answers times out; a huge body is cut at the cap; DN
   const pending = sendWebhook(request(`http://127.0.0.1:${silent.port}/`, { signal: controller.signal }));
   controller.abort();
   assert.deepEqual(await pending, { error: 'aborted' });
+});
+
+test('every resolved address is tried until one connects: localhost as ::1 first, the receiver on 127.0.0.1', async (t) => {
+  const sink = await listen(t, (_req, res) => res.writeHead(204).end());
+  const lookup = stub({ 'receiver.local': ['::1', '127.0.0.1'] });
+  const outcome = await sendWebhook(request(`http://receiver.local:${sink.port}/hook`, { lookup }));
+  assert.deepEqual(outcome, { status: 204 });
+  assert.equal(sink.requests.length, 1, 'delivered once');
+});
+
+test('at submit, metadata names and names resolving to refused addresses are refused; others and unresolvable names pass', async () => {
+  const lookup = stub({ 'sneaky.example': ['10.0.0.5', '169.254.169.254'], 'till.local': ['192.168.1.20'] });
+  const refused = [
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'http://METADATA.GOOGLE.INTERNAL./',
+    'http://[::ffff:169.254.169.254]/',
+    'http://[::ffff:a9fe:a9fe]/latest',
+    'http://sneaky.example/hook',
+  ];
+  for (const url of refused) assert.match((await destinationProblem(url, policy, lookup)) ?? '', /may not reach/, url);
+  for (const url of ['http://till.local/hook', 'http://127.0.0.1:9000/', 'http://not-resolving.example/'])
+    assert.equal(await destinationProblem(url, policy, lookup), null, url);
+  const lanOnly = new AddressPolicy({ allow: ['192.168.0.0/16'], deny: [] });
+  assert.match((await destinationProblem('http://127.0.0.1:9000/', lanOnly, lookup)) ?? '', /may not reach/, 'the allow list applies');
 });
