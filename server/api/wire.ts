@@ -2,6 +2,7 @@
  * How records look on the wire (contract 2.3). Views are built from the
  * record, the ledger and the runner's live progress; nothing is cached.
  */
+import { redactPaths } from '../kernel/redact.ts';
 import { accountSummary } from '../credits/ledger.ts';
 import { readImage } from '../images/files.ts';
 import type { LiveProgress } from '../jobs/runner.ts';
@@ -56,7 +57,7 @@ export async function generationView(record: GenerationRecord, context: ViewCont
     view.progress = Math.round(live.progress * 1000) / 1000;
   }
   if (record.completedAt) view.completedAt = record.completedAt;
-  if (record.error) view.error = record.error;
+  if (record.error) view.error = { code: record.error.code, message: redactPaths(record.error.message) };
   if (record.erased) view.erased = true;
   if (record.status === 'complete' && record.result) {
     view.imageUrl = `${statusUrl(context.baseUrl, record.id)}/image`;

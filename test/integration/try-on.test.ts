@@ -255,3 +255,24 @@ test('the root address answers a browser with a page pointing at the API', async
   assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
   assert.match(await response.text(), /\/api\/v1\/openapi\.json/);
 });
+
+test('replies that carry a customer image are never cached, and no reply names a path on disk', async (t) => {
+  const app = await startTestAppliance(t, { engines: [composeEngine(), composeEngine({ id: 'broken', device: 'other', failLoad: true })] });
+  const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
+  const done = await app.call('GET', `/api/v1/try-on/${genId}?wait=20`);
+  assert.ok(((await done.json()) as { image?: string }).image, 'the status carries the image');
+  for (const path of [`/api/v1/try-on/${genId}`, `/api/v1/try-on/${genId}/image`, '/api/v1/try-on']) {
+    const response = await app.call('GET', path);
+    await response.body?.cancel();
+    assert.equal(response.headers.get('cache-control'), 'no-store', path);
+  }
+
+  const engines = await (await app.call('GET', '/api/v1/engines')).text();
+  assert.match(engines, /told to fail loading/, 'the reason is there');
+  assert.ok(!engines.includes(join(import.meta.dirname, '..', 'helpers')), 'without the path it was loaded from');
+  assert.ok(engines.includes('…/engines/compose-engine.ts'));
+  const refused = await app.call('POST', '/api/v1/try-on', { body: await submission({ engine: 'broken' }) });
+  assert.equal(refused.status, 503);
+  const detail = ((await refused.json()) as { detail: string }).detail;
+  assert.match(detail, /told to fail loading: …\/engines\/compose-engine\.ts is missing/);
+});

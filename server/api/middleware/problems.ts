@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, isStorageFailure, storageUnavailable } from '../../kernel/errors.ts';
+import { redactPaths } from '../../kernel/redact.ts';
 import '../request-context.ts';
 
 /** 404 for every path no route matched. */
@@ -30,7 +31,7 @@ export function problemHandler(log: (message: string, error: unknown) => void): 
     res
       .status(problem.status)
       .type('application/problem+json')
-      .send(JSON.stringify(problem.toProblem(req.requestId ?? 'unknown')));
+      .send(JSON.stringify({ ...problem.toProblem(req.requestId ?? 'unknown'), detail: redactPaths(problem.message) }));
   };
 }
 

@@ -2,12 +2,13 @@
 import { Router } from 'express';
 import type { AppDeps } from '../deps.ts';
 import { openApiDocument } from '../openapi.ts';
+import { redactPaths } from '../../kernel/redact.ts';
 
 /** GET /api/v1/engines (authenticated). */
 export function engineRoutes({ engines }: AppDeps): Router {
   const router = Router();
   router.get('/engines', (_req, res) => {
-    res.json(engines.list());
+    res.json(engines.list().map((engine) => (engine.reason === undefined ? engine : { ...engine, reason: redactPaths(engine.reason) })));
   });
   return router;
 }

@@ -23,6 +23,11 @@ export function baseUrlOf(req: Request, publicBaseUrl: string | null): string {
 export function tryOnRoutes(deps: AppDeps): Router {
   const { store, tryOns, clock, config } = deps;
   const router = Router();
+  // Status, list and image replies can carry a customer's photo or its try-on: never kept by a cache.
+  router.use('/try-on', (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
 
   const viewContext = (req: Request): ViewContext => ({
     state: store.state,
@@ -90,7 +95,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
 
   router.get('/try-on/:genId/image', async (req, res) => {
     const { bytes, format } = await tryOns.image(req.params.genId!, viewerOf(req));
-    res.status(200).type(contentType(format)).setHeader('Cache-Control', 'private, no-store');
+    res.status(200).type(contentType(format));
     res.send(bytes);
   });
 

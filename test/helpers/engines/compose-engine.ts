@@ -90,7 +90,7 @@ export function createEngine(options: unknown): Engine {
     describe: () => description,
     load: async () => {
       await sleep(config.loadDelayMs ?? 0);
-      if (config.failLoad) throw new Error('test engine was told to fail loading');
+      if (config.failLoad) throw new Error(`test engine was told to fail loading: ${import.meta.filename} is missing`);
     },
     run,
   };
