@@ -12,6 +12,7 @@ import { ApiError } from '../kernel/errors.ts';
 import { createKey, generateKey, isKeyActive } from '../keys/api-keys.ts';
 import { newId } from '../kernel/ids.ts';
 import type { ApiKeyRecord, GuiSession, State } from '../store/schema.ts';
+import type { Store } from '../store/db.ts';
 
 export const SESSION_COOKIE = 'fr_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -160,26 +161,57 @@ export async function verifyPin(pin: string, stored: string): Promise<boolean> {
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-/** Slows down PIN guessing: after 5 failures each further try waits, doubling from 30 s (in memory). */
+/** Wrong PINs allowed before sign-in by PIN starts to wait. */
+const FREE_TRIES = 5;
+/** The first wait after the free tries; each further wrong PIN doubles it, up to the cap. */
+const FIRST_WAIT_MS = 30_000;
+/** Long enough to make guessing a 4-digit PIN take weeks, short enough not to lock staff out of a shift. */
+const MAX_WAIT_MS = 5 * 60_000;
+
+/**
+ * Slows down PIN guessing. A try is taken before the slow hash, so parallel guesses cannot outrun the count:
+ * at most the remaining free tries are checked at once, and one at a time after them. Failures and the wait are
+ * kept in the state, so a restart does not reset them; a right PIN, or signing in with the admin key, does.
+ * After the free tries each wrong PIN doubles the wait from 30 s up to 5 minutes.
+ */
 export class PinThrottle {
-  private failures = 0;
-  private blockedUntil = 0;
+  private inFlight = 0;
 
-  /** Throws 429 while sign-in by PIN is paused. */
-  check(now: Date): void {
-    const wait = Math.ceil((this.blockedUntil - now.getTime()) / 1000);
-    if (wait > 0) {
-      throw new ApiError('rate_limited', `Too many wrong PINs; try again in ${wait} seconds.`, { retryAfterSeconds: wait });
-    }
+  constructor(private readonly store: Store) {}
+
+  /** Takes one try, or throws 429; call the returned function when the PIN has been checked. */
+  begin(now: Date): () => void {
+    const { failures, blockedUntil } = this.current();
+    const wait = Math.ceil(((blockedUntil ?? 0) - now.getTime()) / 1000);
+    if (wait > 0) throw new ApiError('rate_limited', `Too many wrong PINs; try again in ${wait} seconds.`, { retryAfterSeconds: wait });
+    const allowance = failures < FREE_TRIES ? FREE_TRIES - failures : 1;
+    if (this.inFlight >= allowance)
+      throw new ApiError('rate_limited', 'Another PIN is being checked; try again in a moment.', { retryAfterSeconds: 1 });
+    this.inFlight++;
+    let done = false;
+    return () => {
+      if (!done) this.inFlight--;
+      done = true;
+    };
   }
 
-  fail(now: Date): void {
-    this.failures += 1;
-    if (this.failures >= 5) this.blockedUntil = now.getTime() + 30_000 * 2 ** Math.min(this.failures - 5, 6);
+  /** Counts a wrong PIN, durably. */
+  async fail(now: Date): Promise<void> {
+    await this.store.mutate((state) => {
+      const failures = (state.gui.pinThrottle?.failures ?? 0) + 1;
+      const waitMs = failures < FREE_TRIES ? 0 : Math.min(MAX_WAIT_MS, FIRST_WAIT_MS * 2 ** (failures - FREE_TRIES));
+      state.gui.pinThrottle = { failures, blockedUntil: waitMs > 0 ? new Date(now.getTime() + waitMs).toISOString() : null };
+    });
   }
 
-  succeed(): void {
-    this.failures = 0;
-    this.blockedUntil = 0;
+  /** Clears the count after a right PIN or an admin key sign-in. */
+  async succeed(): Promise<void> {
+    if (this.store.state.gui.pinThrottle === undefined) return;
+    await this.store.mutate((state) => void delete state.gui.pinThrottle);
+  }
+
+  private current(): { failures: number; blockedUntil: number | null } {
+    const throttle = this.store.state.gui.pinThrottle;
+    return { failures: throttle?.failures ?? 0, blockedUntil: throttle?.blockedUntil ? Date.parse(throttle.blockedUntil) : null };
   }
 }

@@ -195,6 +195,8 @@ export interface GuiState {
   keyId: string | null;
   sessions: Record<string, GuiSession>;
   garments: Record<string, CatalogueGarment>;
+  /** Wrong PINs since the last right one, and until when sign-in by PIN waits (ISO); absent means none. */
+  pinThrottle?: { failures: number; blockedUntil: string | null };
 }
 
 export interface State {

@@ -258,3 +258,38 @@ test('a schema 3 state gains the GUI part on migration', () => {
   assert.equal(migrated.version, 4);
   assert.deepEqual(migrated.gui, { pinHash: null, keyId: null, sessions: {}, garments: {} });
 });
+
+test('PIN guessing: 300 parallel wrong PINs get 5 real tries; the wait survives a restart, stays short, and the key lifts it', async (t) => {
+  let now = Date.parse('2026-11-24T10:00:00Z');
+  const clock = () => new Date(now);
+  const dataDir = await tempDataDir();
+  const first = await startTestAppliance(t, { dataDir, clock });
+  await session(first.url, { method: 'key', key: first.adminKey, newPin: '482913' });
+
+  const guesses = await Promise.all(Array.from({ length: 300 }, (_, i) => signIn(first.url, { method: 'pin', pin: String(100000 + i) })));
+  const statuses = guesses.map((response) => response.status);
+  assert.equal(statuses.filter((status) => status === 401).length, 5, 'only the five free tries reach the hash');
+  assert.equal(statuses.filter((status) => status === 429).length, 295);
+  assert.equal((await signIn(first.url, { method: 'pin', pin: '482913' })).status, 429, 'the right PIN waits too');
+  await first.appliance.close();
+
+  const second = await startTestAppliance(t, { dataDir, clock });
+  const waiting = await signIn(second.url, { method: 'pin', pin: '482913' });
+  assert.equal(waiting.status, 429, 'a restart does not reset the count');
+  assert.ok(Number(waiting.headers.get('retry-after')) <= 30, 'the first wait is 30 s');
+  // Many more wrong PINs, each after its wait: the wait doubles but never passes five minutes.
+  for (let i = 0; i < 8; i++) {
+    now += 5 * 60_000;
+    assert.equal((await signIn(second.url, { method: 'pin', pin: '000000' })).status, 401);
+  }
+  const capped = await signIn(second.url, { method: 'pin', pin: '482913' });
+  assert.equal(capped.status, 429);
+  assert.ok(Number(capped.headers.get('retry-after')) <= 300, `waits ${capped.headers.get('retry-after')} s`);
+  now += 5 * 60_000;
+  await session(second.url, { method: 'pin', pin: '482913' });
+
+  for (let i = 0; i < 5; i++) await signIn(second.url, { method: 'pin', pin: '000000' });
+  assert.equal((await signIn(second.url, { method: 'pin', pin: '482913' })).status, 429);
+  await session(second.url, { method: 'key', key: first.adminKey });
+  await session(second.url, { method: 'pin', pin: '482913' });
+});

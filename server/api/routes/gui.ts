@@ -51,7 +51,7 @@ export function guiRoutes(deps: AppDeps): Router {
   const { store, clock, config } = deps;
   const sessions = guiSessionAuth(() => store.state);
   const launchToken = deps.guiLaunchToken ?? null;
-  const throttle = new PinThrottle();
+  const throttle = new PinThrottle(store);
   const body = jsonBody({ limitBytes: config.bodyLimitBytes });
   const router = Router();
   router.use(requestId());
@@ -89,16 +89,23 @@ export function guiRoutes(deps: AppDeps): Router {
       if (!key) throw new ApiError('unauthorized', 'That admin key is unknown, revoked or expired.');
       if (key.scope !== 'admin') throw new ApiError('forbidden', 'Staff sign in with an admin key; this one is a standard key.');
       if (fields.newPin !== undefined) newPinHash = await hashPin(checkPinShape(fields.newPin));
+      // Staff locked out of the PIN by someone guessing sign in with the key, which lifts the wait.
+      await throttle.succeed();
       keyId = key.id;
     } else if (via === 'pin') {
-      throttle.check(now);
       const pinHash = store.state.gui.pinHash;
       if (pinHash === null) throw new ApiError('conflict', 'No PIN is set yet: sign in with the admin key and choose one.');
-      if (typeof fields.pin !== 'string' || !(await verifyPin(fields.pin, pinHash))) {
-        throttle.fail(now);
-        throw new ApiError('unauthorized', 'That PIN is not right.');
+      // The try is counted before the slow hash, and released only once a failure is written.
+      const release = throttle.begin(now);
+      try {
+        if (typeof fields.pin !== 'string' || !(await verifyPin(fields.pin, pinHash))) {
+          await throttle.fail(now);
+          throw new ApiError('unauthorized', 'That PIN is not right.');
+        }
+        await throttle.succeed();
+      } finally {
+        release();
       }
-      throttle.succeed();
       keyId = '';
     } else if (via === 'shell') {
       if (!launchTokenMatches(launchToken, fields.token)) throw new ApiError('unauthorized', 'The app’s sign-in token is not valid.');
