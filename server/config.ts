@@ -12,6 +12,8 @@ export interface Config {
   dataDir: string;
   /** Absolute base for URLs in replies (statusUrl, imageUrl); default: from the request's Host. */
   publicBaseUrl: string | null;
+  /** Names the appliance answers to beyond its own (see api/middleware/host-check.ts). */
+  allowedHosts: string[];
   bodyLimitBytes: number;
   imageLimits: ImageLimits;
   trialCredits: number;
@@ -82,6 +84,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     port: 8787,
     dataDir: defaultDataDir(),
     publicBaseUrl: null,
+    allowedHosts: [],
     bodyLimitBytes: 50 * 1024 * 1024,
     imageLimits: DEFAULT_IMAGE_LIMITS,
     trialCredits: 25,
@@ -117,6 +120,7 @@ const FLAGS = {
   host: 'host',
   'data-dir': 'dataDir',
   'public-url': 'publicBaseUrl',
+  'allowed-hosts': 'allowedHosts',
   'trial-credits': 'trialCredits',
   'submits-per-minute': 'submitsPerMinute',
   'job-timeout': 'jobTimeoutSeconds',

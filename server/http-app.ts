@@ -6,6 +6,7 @@ import express, { type Express } from 'express';
 import type { AppDeps } from './api/deps.ts';
 import { apiKey, requireScope } from './api/middleware/api-key.ts';
 import { guiSessionAuth } from './gui/session.ts';
+import { hostCheck } from './api/middleware/host-check.ts';
 import { jsonBody } from './api/middleware/json-body.ts';
 import { notFound, problemHandler } from './api/middleware/problems.ts';
 import { rateLimit } from './api/middleware/rate-limit.ts';
@@ -27,6 +28,7 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.use(requestId(), hostCheck({ allowedHosts: deps.config.allowedHosts, publicBaseUrl: deps.config.publicBaseUrl }));
 
   const api = express.Router();
   api.use(requestId());

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import sharp from 'sharp';
@@ -275,4 +276,60 @@ test('replies that carry a customer image are never cached, and no reply names a
   assert.equal(refused.status, 503);
   const detail = ((await refused.json()) as { detail: string }).detail;
   assert.match(detail, /told to fail loading: …\/engines\/compose-engine\.ts is missing/);
+});
+
+test('requests naming another host (DNS rebinding) are refused; own names and --allowed-hosts are answered', async (t) => {
+  const app = await startTestAppliance(t, { config: { allowedHosts: ['till.shop.example'] } });
+  const port = new URL(app.url).port;
+  // fetch sets Host from the URL; node:http sends the one given.
+  const withHost = (
+    host: string,
+    path = '/api/v1/account',
+    init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  ) =>
+    new Promise<Response>((resolve, reject) => {
+      const req = request(
+        `${app.url}${path}`,
+        { method: init.method ?? 'GET', headers: { authorization: `Bearer ${app.adminKey}`, host, ...init.headers } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => {
+            const headers = new Headers();
+            for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) headers.set(name, [value].flat().join(', '));
+            resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers }));
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(init.body);
+    });
+  const refused = await withHost(`evil.example:${port}`);
+  assert.equal(refused.status, 403);
+  assert.match(((await refused.json()) as { detail: string }).detail, /--allowed-hosts evil\.example/);
+  // The attack the audit made: sign in by PIN from the rebound page, with matching Host and Origin.
+  const signIn = await withHost(`evil.example:${port}`, '/gui/api/session', {
+    method: 'POST',
+    headers: { origin: `http://evil.example:${port}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ method: 'key', key: app.adminKey }),
+  });
+  assert.equal(signIn.status, 403);
+  assert.equal(signIn.headers.get('set-cookie'), null);
+  for (const host of [
+    `localhost:${port}`,
+    `127.0.0.1:${port}`,
+    `[::1]:${port}`,
+    `till.shop.example:${port}`,
+    `TILL.shop.example.:${port}`,
+  ]) {
+    const response = await withHost(host);
+    await response.body?.cancel();
+    assert.equal(response.status, 200, host);
+  }
+  const submitted = await withHost(`till.shop.example:${port}`, '/api/v1/try-on', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(await submission()),
+  });
+  assert.equal(((await submitted.json()) as { statusUrl: string }).statusUrl.startsWith(`http://till.shop.example:${port}/`), true);
 });
