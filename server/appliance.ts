@@ -21,6 +21,7 @@ import { FramingGuide } from './gui/framing.ts';
 import { createKey, generateKey } from './keys/api-keys.ts';
 import { Store } from './store/db.ts';
 import { Archive } from './store/archive.ts';
+import { RedemptionJournal } from './vouchers/journal.ts';
 import { writeFileDurably } from './kernel/durable-fs.ts';
 import { newId } from './kernel/ids.ts';
 import { VERSION } from './version.ts';
@@ -90,6 +91,13 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     // npm converts the vision models after install; an install that skipped scripts gets them here, in the background.
     ensureVisionModels({ log }).catch((error) => log('preparing the vision models failed', error));
     const archive = await Archive.open(config.dataDir);
+    const vouchersRedeemed = await RedemptionJournal.open(config.dataDir);
+    const forgotten = await vouchersRedeemed.reconcile(store.state.vouchers);
+    if (forgotten.length > 0)
+      log(
+        `the state file does not know ${forgotten.length} voucher redemption(s) this installation made (${forgotten.slice(0, 3).join(', ')}…): ` +
+          'was state.json restored from an older copy? Those vouchers stay redeemed; credits spent since that copy are not restored.',
+      );
     await cleanOrphans(store, archive);
     engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
     await engines.start();
@@ -151,6 +159,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       idempotency,
       tryOns,
       webhooks,
+      vouchersRedeemed,
       clock,
       version: VERSION,
       log,

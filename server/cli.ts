@@ -19,7 +19,9 @@ const USAGE = `usage:
   fittingroom keys list [--data-dir DIR] [--json]
   fittingroom keys revoke KEY_ID [--data-dir DIR]
   fittingroom vouchers keygen [--out issuer.key]
-  fittingroom vouchers mint --credits N --key issuer.key [--install-id ID] [--expires 2027-01-31] [--id ID]
+  fittingroom vouchers mint --credits N --key issuer.key (--install-id ID | --any-installation)
+                           [--expires 2027-01-31 | --no-expiry] [--id ID]
+      (a voucher expires a year after minting unless told otherwise)
   fittingroom vouchers install-id [--data-dir DIR]`;
 
 async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): Promise<T> {
@@ -71,6 +73,9 @@ async function keys(command: string | undefined, args: string[]): Promise<void> 
   }
 }
 
+/** How long a minted voucher is valid when the issuer names no date. */
+const DEFAULT_VOUCHER_DAYS = 365;
+
 /** `vouchers …`: issuer keys and vouchers (no data directory needed but for install-id). */
 async function vouchers(command: string | undefined, args: string[]): Promise<void> {
   const { values } = parseArgs({
@@ -80,7 +85,9 @@ async function vouchers(command: string | undefined, args: string[]): Promise<vo
       key: { type: 'string' },
       credits: { type: 'string' },
       'install-id': { type: 'string' },
+      'any-installation': { type: 'boolean' },
       expires: { type: 'string' },
+      'no-expiry': { type: 'boolean' },
       id: { type: 'string' },
       'data-dir': { type: 'string' },
     },
@@ -99,9 +106,15 @@ async function vouchers(command: string | undefined, args: string[]): Promise<vo
     }
     case 'mint': {
       if (values.credits === undefined || values.key === undefined) throw new UsageError('vouchers mint needs --credits and --key');
+      // A voucher is cash: bound to the one shop it was sold to, and not valid forever, unless the issuer says so.
+      if ((values['install-id'] === undefined) === (values['any-installation'] !== true))
+        throw new UsageError('vouchers mint needs either --install-id ID (see "fittingroom vouchers install-id") or --any-installation');
+      if (values.expires !== undefined && values['no-expiry'])
+        throw new UsageError('vouchers mint takes --expires or --no-expiry, not both');
       const now = new Date();
       const options: MintOptions = { credits: parseCredits(values.credits), issuedAt: now };
       if (values.expires !== undefined) options.expiresAt = parseExpiry(values.expires, now);
+      else if (!values['no-expiry']) options.expiresAt = new Date(now.getTime() + DEFAULT_VOUCHER_DAYS * 86_400_000);
       if (values['install-id'] !== undefined) options.installId = values['install-id'];
       if (values.id !== undefined) options.id = values.id;
       const voucher = mintVoucher(await readIssuerKey(resolve(values.key)), options);

@@ -11,6 +11,7 @@ import type { Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
 import type { TryOnService } from '../tryons/service.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
+import type { RedemptionJournal } from '../vouchers/journal.ts';
 
 /** Everything the HTTP layer depends on. */
 export interface AppDeps {
@@ -24,6 +25,8 @@ export interface AppDeps {
   /** Submit, find, list, cancel, erase: every try-on call goes through it. */
   tryOns: TryOnService;
   webhooks: WebhookDispatcher;
+  /** Vouchers ever redeemed here, beyond what a restored state file remembers. */
+  vouchersRedeemed: RedemptionJournal;
   clock: () => Date;
   version: string;
   log: (message: string, error?: unknown) => void;

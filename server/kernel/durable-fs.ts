@@ -3,7 +3,7 @@
  * fsynced before the rename that publishes it, and the directory is fsynced
  * after it, so the new name itself is durable.
  */
-import { open, readdir, rename, mkdir, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, mkdir, rm } from 'node:fs/promises';
 import { dirname, basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -61,4 +61,38 @@ export async function removeTempFiles(dir: string): Promise<number> {
 export async function mkdirDurably(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await fsyncDir(dirname(dir));
+}
+
+/** Appends lines to a JSON-lines file and fsyncs it: once this returns, the lines survive a crash. */
+export async function appendLinesDurably(path: string, lines: string[]): Promise<void> {
+  const handle = await open(path, 'a', 0o600);
+  try {
+    await handle.writeFile(lines.map((line) => `${line}\n`).join(''));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The records of a JSON-lines file ([] if it does not exist); a torn last line (a crash mid-append) is dropped. */
+export async function readJsonLines<T>(path: string): Promise<T[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  const items: T[] = [];
+  const lines = text.split('\n');
+  for (const [i, line] of lines.entries()) {
+    if (line === '') continue;
+    try {
+      items.push(JSON.parse(line) as T);
+    } catch (error) {
+      if (i === lines.length - 1) break;
+      throw new Error(`${path} line ${i + 1} is not JSON`, { cause: error });
+    }
+  }
+  return items;
 }

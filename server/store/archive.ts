@@ -10,46 +10,12 @@
  * leaves records in both places: appends skip versions the archive already
  * holds, and readers prefer the state.
  */
-import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mkdirDurably } from '../kernel/durable-fs.ts';
+import { appendLinesDurably, mkdirDurably, readJsonLines } from '../kernel/durable-fs.ts';
 import type { GenerationRecord, LedgerEntry } from './schema.ts';
 
 const GENERATIONS = 'generations.jsonl';
 const LEDGER = 'ledger.jsonl';
-
-async function readLines<T>(path: string): Promise<T[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const items: T[] = [];
-  const lines = text.split('\n');
-  for (const [i, line] of lines.entries()) {
-    if (line === '') continue;
-    try {
-      items.push(JSON.parse(line) as T);
-    } catch (error) {
-      // Only the last line can be torn (a crash mid-append); its records are still in the state.
-      if (i === lines.length - 1) break;
-      throw new Error(`${path} line ${i + 1} is not JSON`, { cause: error });
-    }
-  }
-  return items;
-}
-
-async function appendDurably(path: string, lines: string[]): Promise<void> {
-  const handle = await open(path, 'a', 0o600);
-  try {
-    await handle.writeFile(lines.map((line) => `${line}\n`).join(''));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
 
 export class Archive {
   private readonly dir: string;
@@ -73,8 +39,8 @@ export class Archive {
     const archive = new Archive(join(dataDir, 'archive'));
     await mkdirDurably(archive.dir);
     archive.take(
-      await readLines<GenerationRecord>(join(archive.dir, GENERATIONS)),
-      await readLines<LedgerEntry>(join(archive.dir, LEDGER)),
+      await readJsonLines<GenerationRecord>(join(archive.dir, GENERATIONS)),
+      await readJsonLines<LedgerEntry>(join(archive.dir, LEDGER)),
     );
     return archive;
   }
@@ -105,12 +71,12 @@ export class Archive {
     const newGenerations = generations.filter((record) => !this.holds(record));
     const newEntries = entries.filter((entry) => entry.seq > this.lastSeq());
     if (newEntries.length > 0)
-      await appendDurably(
+      await appendLinesDurably(
         join(this.dir, LEDGER),
         newEntries.map((entry) => JSON.stringify(entry)),
       );
     if (newGenerations.length > 0)
-      await appendDurably(
+      await appendLinesDurably(
         join(this.dir, GENERATIONS),
         newGenerations.map((record) => JSON.stringify(record)),
       );

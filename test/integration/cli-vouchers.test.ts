@@ -37,7 +37,7 @@ test('vouchers keygen and mint: a minted voucher redeems on an appliance that tr
   assert.equal(installId, app.appliance.store.state.installation!.id, 'install-id reads while the appliance runs');
 
   const mint = async (...extra: string[]) => (await fittingroom('vouchers', 'mint', '--key', keyFile, ...extra)).stdout.trim();
-  const anywhere = await mint('--credits', '1000');
+  const anywhere = await mint('--credits', '1000', '--any-installation');
   const here = await mint('--credits', '5000', '--install-id', installId, '--expires', '2099-12-31');
   const elsewhere = await mint('--credits', '1000', '--install-id', 'inst_01AAAAAAAAAAAAAAAAAAAAAAAA');
   for (const voucher of [anywhere, here, elsewhere]) assert.match(voucher, /^frv1\.[\w-]+\.[\w-]+\.[\w-]+$/);
@@ -53,6 +53,12 @@ test('vouchers keygen and mint: a minted voucher redeems on an appliance that tr
   assert.equal(third.status, 422);
   assert.match(((await third.json()) as { detail: string }).detail, /bound to installation inst_01A/);
   assert.equal((await redeem(anywhere)).status, 409);
+  const [, , payload] = here.split('.');
+  const expiresAt = Date.parse((JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { expiresAt: string }).expiresAt);
+  assert.ok(expiresAt > Date.parse('2099-12-31'), 'an --expires date is kept');
+  const defaulted = JSON.parse(Buffer.from(elsewhere.split('.')[2]!, 'base64url').toString()) as { expiresAt?: string };
+  const days = (Date.parse(defaulted.expiresAt!) - Date.now()) / 86_400_000;
+  assert.ok(days > 364 && days <= 365, `without --expires a voucher is valid a year (${days.toFixed(1)} days)`);
 });
 
 test('vouchers mint refuses bad options with a message and exit code 1', async () => {
@@ -60,13 +66,28 @@ test('vouchers mint refuses bad options with a message and exit code 1', async (
   const keyFile = join(dir, 'issuer.key');
   await fittingroom('vouchers', 'keygen', '--out', keyFile);
   await refused(['vouchers', 'mint', '--key', keyFile], /needs --credits and --key/);
+  await refused(['vouchers', 'mint', '--key', keyFile, '--credits', '10'], /needs either --install-id ID .* or --any-installation/);
+  await refused(['vouchers', 'mint', '--key', keyFile, '--credits', '10', '--install-id', 'x', '--any-installation'], /needs either/);
+  await refused(
+    ['vouchers', 'mint', '--key', keyFile, '--credits', '10', '--any-installation', '--expires', '2099-01-01', '--no-expiry'],
+    /not both/,
+  );
   for (const credits of ['0', '-1', '1.5', '1000001', 'lots']) {
-    await refused(['vouchers', 'mint', '--key', keyFile, `--credits=${credits}`], /--credits must be an integer from 1 to 1000000/);
+    await refused(
+      ['vouchers', 'mint', '--key', keyFile, `--credits=${credits}`, '--any-installation'],
+      /--credits must be an integer from 1 to 1000000/,
+    );
   }
-  await refused(['vouchers', 'mint', '--key', keyFile, '--credits', '10', '--expires', '2020-01-01'], /already past/);
-  await refused(['vouchers', 'mint', '--key', keyFile, '--credits', '10', '--expires', 'next week'], /--expires must be a date/);
-  await refused(['vouchers', 'mint', '--key', join(dir, 'missing.key'), '--credits', '10'], /no such file/);
-  await refused(['vouchers', 'mint', '--key', join(ROOT, 'package.json'), '--credits', '10'], /not a PEM private key/);
+  await refused(['vouchers', 'mint', '--key', keyFile, '--credits', '10', '--any-installation', '--expires', '2020-01-01'], /already past/);
+  await refused(
+    ['vouchers', 'mint', '--key', keyFile, '--credits', '10', '--any-installation', '--expires', 'next week'],
+    /--expires must be a date/,
+  );
+  await refused(['vouchers', 'mint', '--key', join(dir, 'missing.key'), '--credits', '10', '--any-installation'], /no such file/);
+  await refused(
+    ['vouchers', 'mint', '--key', join(ROOT, 'package.json'), '--credits', '10', '--any-installation'],
+    /not a PEM private key/,
+  );
   await refused(['vouchers', 'install-id', '--data-dir', join(dir, 'nothing')], /holds no appliance/);
   await refused(['vouchers', 'melt'], /unknown vouchers command/);
 });

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { composeEngine, startTestAppliance, type TestAppliance } from '../helpers/appliance.ts';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { composeEngine, startTestAppliance, tempDataDir, type TestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 import { generateIssuerKey, mintVoucher, type MintOptions } from '../../server/vouchers/voucher.ts';
 
@@ -168,4 +170,34 @@ test('the ledger lists every entry newest first, page by page', async (t) => {
     assert.equal(response.status, 400, query);
     assert.equal(((await response.json()) as { code: string }).code, 'invalid_request');
   }
+});
+
+test('a state file restored from an older copy cannot credit a voucher twice; a lost journal line is rebuilt at start', async (t) => {
+  const dataDir = await tempDataDir();
+  const first = await start(t, { dataDir });
+  const installId = first.appliance.store.state.installation!.id;
+  const older = await readFile(join(dataDir, 'state.json'));
+  const voucher = mint({ credits: 100, installId });
+  const redeem = (app: TestAppliance) => app.call('POST', '/api/v1/credits/redeem', { body: { voucher }, key: first.adminKey });
+  assert.equal((await redeem(first)).status, 200);
+  await first.appliance.close();
+
+  await writeFile(join(dataDir, 'state.json'), older);
+  const restored = await start(t, { dataDir });
+  const again = await redeem(restored);
+  assert.equal(again.status, 409);
+  assert.match(((await again.json()) as { detail: string }).detail, /already redeemed on this installation/);
+  const account = (await (await restored.call('GET', '/api/v1/account', { key: first.adminKey })).json()) as { creditsRemaining: number };
+  assert.equal(account.creditsRemaining, 25, 'the restored state holds only the trial credits');
+  await restored.appliance.close();
+
+  // A crash between the state's write and the journal's: the state's redemption is journalled at the next start.
+  const second = mint({ credits: 50, installId });
+  const third = await start(t, { dataDir });
+  assert.equal((await third.call('POST', '/api/v1/credits/redeem', { body: { voucher: second }, key: first.adminKey })).status, 200);
+  await third.appliance.close();
+  const journal = join(dataDir, 'vouchers-redeemed.jsonl');
+  await writeFile(journal, (await readFile(journal, 'utf8')).split('\n')[0] + '\n');
+  await start(t, { dataDir });
+  assert.equal((await readFile(journal, 'utf8')).trim().split('\n').length, 2);
 });

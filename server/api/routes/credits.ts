@@ -11,7 +11,7 @@ import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from
 const LEDGER_LIMIT = { default: 100, max: 500 };
 
 /** Routes under /api/v1 for vouchers, usage and the ledger. Throws at start-up on a bad trusted issuer key. */
-export function creditRoutes({ store, archive, clock, config }: AppDeps): Router {
+export function creditRoutes({ store, archive, clock, config, vouchersRedeemed, log }: AppDeps): Router {
   const issuers = trustedIssuers(config.trustedIssuerKeys);
   const router = Router();
 
@@ -27,8 +27,14 @@ export function creditRoutes({ store, archive, clock, config }: AppDeps): Router
       if (error instanceof VoucherError) throw validationError([{ field: 'voucher', message: error.message }]);
       throw error;
     }
+    if (vouchersRedeemed.has(voucher.id))
+      throw new ApiError('conflict', `The voucher ${voucher.id} was already redeemed on this installation.`);
     const keyId = req.auth!.key.id;
-    res.json(await store.mutate((state) => redeemVoucher(state, voucher, keyId, clock())));
+    const now = clock();
+    const redemption = await store.mutate((state) => redeemVoucher(state, voucher, keyId, now));
+    // The credit is in: a journal write that fails now is made at the next start, from the state.
+    await vouchersRedeemed.add(voucher.id, now).catch((error) => log(`recording voucher ${voucher.id} in the journal failed`, error));
+    res.json(redemption);
   });
 
   router.get('/usage', (req, res) => {
