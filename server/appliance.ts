@@ -22,6 +22,7 @@ import { createKey, generateKey } from './keys/api-keys.ts';
 import { Store } from './store/db.ts';
 import { Archive } from './store/archive.ts';
 import { RedemptionJournal } from './vouchers/journal.ts';
+import { limitConnections } from './api/connections.ts';
 import { writeFileDurably } from './kernel/durable-fs.ts';
 import { newId } from './kernel/ids.ts';
 import { VERSION } from './version.ts';
@@ -145,6 +146,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       limits: {
         imageLimits: config.imageLimits,
         maxQueueDepth: config.maxQueueDepth,
+        maxWaiters: config.maxWaiters,
+        maxWaitersPerKey: config.maxWaitersPerKey,
         imageRetentionDays: config.imageRetentionDays,
         idempotencyRetentionHours: config.idempotencyRetentionHours,
       },
@@ -169,7 +172,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     server = createServer(app);
     // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.
     server.requestTimeout = 120_000;
-    server.headersTimeout = 30_000;
+    limitConnections(server, { total: config.maxConnections, perAddress: config.maxConnectionsPerAddress });
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);

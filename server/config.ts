@@ -22,6 +22,17 @@ export interface Config {
   waitDefaultSeconds: number;
   /** Largest bound a client may ask for, seconds (at most 120). */
   waitMaxSeconds: number;
+  /** Requests held by `wait` at once, over all keys and per key; beyond them a status is answered at once. */
+  maxWaiters: number;
+  maxWaitersPerKey: number;
+  /**
+   * Open connections at once, over all clients (below the usual limit of 1,024 open files) and per client address
+   * other than this machine's own 127.0.0.1 and ::1; beyond them a new connection is closed at once.
+   */
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+  /** A request whose body sends nothing for this long is cut off. */
+  bodyIdleTimeoutMs: number;
   submitsPerMinute: number;
   keyRotationGraceSeconds: number;
   imageRetentionDays: number;
@@ -91,6 +102,11 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     trialDays: 30,
     waitDefaultSeconds: 30,
     waitMaxSeconds: 120,
+    maxWaiters: 1000,
+    maxWaitersPerKey: 500,
+    maxConnections: 900,
+    maxConnectionsPerAddress: 128,
+    bodyIdleTimeoutMs: 10_000,
     submitsPerMinute: 60,
     keyRotationGraceSeconds: 24 * 3600,
     imageRetentionDays: 7,
@@ -126,6 +142,7 @@ const FLAGS = {
   'job-timeout': 'jobTimeoutSeconds',
   'wait-default': 'waitDefaultSeconds',
   'max-queue': 'maxQueueDepth',
+  'max-connections': 'maxConnections',
   'erase-inputs': 'eraseInputsWhenDone',
   'retention-days': 'imageRetentionDays',
   'trusted-issuers': 'trustedIssuerKeys',

@@ -6,6 +6,7 @@ import express, { type Express } from 'express';
 import type { AppDeps } from './api/deps.ts';
 import { apiKey, requireScope } from './api/middleware/api-key.ts';
 import { guiSessionAuth } from './gui/session.ts';
+import { bodyIdleTimeout } from './api/connections.ts';
 import { hostCheck } from './api/middleware/host-check.ts';
 import { jsonBody } from './api/middleware/json-body.ts';
 import { notFound, problemHandler } from './api/middleware/problems.ts';
@@ -29,6 +30,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestId(), hostCheck({ allowedHosts: deps.config.allowedHosts, publicBaseUrl: deps.config.publicBaseUrl }));
+  app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));
 
   const api = express.Router();
   api.use(requestId());

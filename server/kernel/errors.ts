@@ -12,6 +12,7 @@ export const PROBLEMS = Object.freeze({
   forbidden: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
+  request_timeout: { status: 408, title: 'Request timeout' },
   conflict: { status: 409, title: 'Conflict' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency-Key in use' },
   payload_too_large: { status: 413, title: 'Payload too large' },

@@ -34,6 +34,9 @@ export interface TryOnServiceOptions {
   limits: {
     imageLimits: ImageLimits;
     maxQueueDepth: number;
+    /** Bounded waits held at once, overall and per key lineage; beyond them a wait ends at once. */
+    maxWaiters: number;
+    maxWaitersPerKey: number;
     imageRetentionDays: number;
     idempotencyRetentionHours: number;
   };
@@ -77,6 +80,10 @@ export interface ListQuery {
 }
 
 export class TryOnService {
+  /** Bounded waits held now, overall and per key lineage. */
+  private waiting = 0;
+  private readonly waiters = new Map<string, number>();
+
   constructor(private readonly options: TryOnServiceOptions) {}
 
   /** Submits a try-on: images checked, credit and queue checked, files stored, the record written, then queued. */
@@ -234,10 +241,17 @@ export class TryOnService {
     await removeGenerationImages(store.dataDir, id);
   }
 
-  /** Resolves when the try-on is terminal, `seconds` pass, or `signal` aborts (the client went away). */
-  waitForTerminal(id: string, seconds: number, signal: AbortSignal): Promise<void> {
-    const { notifier, store } = this.options;
-    return new Promise((resolve) => {
+  /**
+   * Resolves when the try-on is terminal, `seconds` pass, or `signal` aborts (the client went away). Past the
+   * waiter caps (overall, and per key lineage) it resolves at once: the client gets the current status and polls.
+   */
+  waitForTerminal(id: string, seconds: number, signal: AbortSignal, viewer: Viewer): Promise<void> {
+    const { notifier, store, limits } = this.options;
+    const mine = this.waiters.get(viewer.lineageId) ?? 0;
+    if (this.waiting >= limits.maxWaiters || mine >= limits.maxWaitersPerKey) return Promise.resolve();
+    this.waiting++;
+    this.waiters.set(viewer.lineageId, mine + 1);
+    return new Promise<void>((resolve) => {
       const finish = () => {
         unsubscribe();
         clearTimeout(timer);
@@ -249,6 +263,11 @@ export class TryOnService {
       signal.addEventListener('abort', finish);
       const record = store.state.generations[id];
       if (!record || isTerminal(record) || signal.aborted) finish();
+    }).finally(() => {
+      this.waiting--;
+      const left = (this.waiters.get(viewer.lineageId) ?? 1) - 1;
+      if (left > 0) this.waiters.set(viewer.lineageId, left);
+      else this.waiters.delete(viewer.lineageId);
     });
   }
 

@@ -85,7 +85,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
       const gone = new AbortController();
       const abort = () => gone.abort();
       res.on('close', abort);
-      await tryOns.waitForTerminal(id, waitSeconds, gone.signal);
+      await tryOns.waitForTerminal(id, waitSeconds, gone.signal, viewer);
       res.off('close', abort);
     }
     const record = tryOns.find(id, viewer);
