@@ -68,7 +68,8 @@ export const renderCatalogue: Screen = (root) => {
   const category = h(
     'select',
     { id: 'garment-category', class: 'big-select' },
-    ...CATEGORIES.map((value) => h('option', { value }, value)),
+    // `auto` first, so a new garment is detected from its photo unless staff say what it is.
+    ...CATEGORIES.map((value) => h('option', { value }, value === 'auto' ? 'auto (detect from the photo)' : value)),
   );
   const sizes = new Set<string>();
   const sizeChip = (size: string): HTMLButtonElement =>

@@ -42,6 +42,9 @@ function sizeSelect(id: string, value: string, preferred: string[] = []): HTMLSe
   return select;
 }
 
+/** Styling that excludes its pair: a garment is tucked or untucked, open or closed. */
+const OPPOSITE: Record<string, string> = { tucked: 'untucked', untucked: 'tucked', open: 'closed', closed: 'open' };
+
 function choiceRow(name: string, values: readonly string[], selected: Set<string>, multiple: boolean): HTMLElement {
   const buttons = values.map((value) =>
     h(
@@ -55,7 +58,12 @@ function choiceRow(name: string, values: readonly string[], selected: Set<string
           const button = event.currentTarget as HTMLButtonElement;
           if (multiple) {
             if (selected.has(value)) selected.delete(value);
-            else selected.add(value);
+            else {
+              selected.add(value);
+              // Either-or pairs: choosing one clears the other.
+              const opposite = OPPOSITE[value];
+              if (opposite) selected.delete(opposite);
+            }
           } else {
             selected.clear();
             selected.add(value);

@@ -5,7 +5,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, validationError, type FieldError } from '../kernel/errors.ts';
-import { GARMENT_KINDS, isOneOf, normalizeSize } from '../kernel/vocabulary.ts';
+import { GARMENT_CATEGORIES, isOneOf, normalizeSize } from '../kernel/vocabulary.ts';
 import { prepareImage, type ImageLimits } from '../images/index.ts';
 import { mkdirDurably, writeFileDurably } from '../kernel/durable-fs.ts';
 import { newId } from '../kernel/ids.ts';
@@ -39,7 +39,8 @@ export async function checkGarment(
     errors.push({ field: 'name', message: `a name of 1 to ${NAME_MAX} printable characters is required` });
   }
   const category = fields.category as CatalogueGarment['category'];
-  if (!isOneOf(category, GARMENT_KINDS)) errors.push({ field: 'category', message: `must be one of ${GARMENT_KINDS.join(', ')}` });
+  if (!isOneOf(category, GARMENT_CATEGORIES))
+    errors.push({ field: 'category', message: `must be one of ${GARMENT_CATEGORIES.join(', ')}` });
   const sizes: string[] = [];
   if (!Array.isArray(fields.sizes) || fields.sizes.length > 30) {
     errors.push({ field: 'sizes', message: 'must be a list of at most 30 sizes' });

@@ -2,7 +2,7 @@
  * The shape of the appliance's state (one JSON document, written by db.ts).
  * Images never live here: records point at files under the data directory.
  */
-import type { Fit, GarmentCategory, GarmentKind, GenerationErrorCode, ImageFormat } from '../kernel/vocabulary.ts';
+import type { Fit, GarmentCategory, GenerationErrorCode, ImageFormat } from '../kernel/vocabulary.ts';
 
 export type { Fit };
 
@@ -169,7 +169,8 @@ export interface RedeemedVoucher {
 export interface CatalogueGarment {
   id: string;
   name: string;
-  category: GarmentKind;
+  /** `auto`: the engine decides from the photo at each try-on. */
+  category: GarmentCategory;
   sizes: string[];
   image: StoredImage;
   createdAt: string;

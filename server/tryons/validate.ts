@@ -8,6 +8,7 @@ import type { GenerationParams } from '../store/schema.ts';
 import {
   FITS,
   GARMENT_CATEGORIES,
+  GARMENT_KINDS,
   IMAGE_FORMATS,
   OCCASIONS,
   SIZE_RULE,
@@ -90,7 +91,11 @@ export function checkSubmission(body: unknown): CheckedSubmission {
   if (input.occasion !== undefined && !oneOf(input.occasion, OCCASIONS)) fail('occasion', `must be one of ${OCCASIONS.join(', ')}`);
   if (input.styling !== undefined) {
     if (!Array.isArray(input.styling)) fail('styling', 'must be an array');
-    else input.styling.forEach((s, i) => !oneOf(s, STYLINGS) && fail(`styling[${i}]`, `must be one of ${STYLINGS.join(', ')}`));
+    else {
+      input.styling.forEach((s, i) => !oneOf(s, STYLINGS) && fail(`styling[${i}]`, `must be one of ${STYLINGS.join(', ')}`));
+      const problem = stylingProblem(input.styling);
+      if (problem) fail('styling', problem);
+    }
   }
   let categories: GarmentCategory[] = Array.isArray(items) ? items.map(() => 'auto') : [];
   if (input.categories !== undefined) {
@@ -101,6 +106,8 @@ export function checkSubmission(body: unknown): CheckedSubmission {
         (c, i) => !oneOf(c, GARMENT_CATEGORIES) && fail(`categories[${i}]`, `must be one of ${GARMENT_CATEGORIES.join(', ')}`),
       );
       categories = input.categories as GarmentCategory[];
+      const problem = outfitProblem(categories);
+      if (problem) fail('categories', problem);
     }
   }
   if (input.engine !== undefined && (typeof input.engine !== 'string' || !/^[a-z0-9][a-z0-9._-]{0,63}$/.test(input.engine)))
@@ -135,6 +142,29 @@ export function checkSubmission(body: unknown): CheckedSubmission {
   const checked: CheckedSubmission = { selfie: input.selfie as string, items: items as string[], params };
   if (input.engine !== undefined) checked.engine = input.engine as string;
   return checked;
+}
+
+/** Styling that contradicts itself: a garment is tucked or untucked, open or closed, not both. */
+function stylingProblem(styling: unknown[]): string | null {
+  for (const [a, b] of [
+    ['tucked', 'untucked'],
+    ['open', 'closed'],
+  ] as const) {
+    if (styling.includes(a) && styling.includes(b)) return `cannot be both ${a} and ${b}`;
+  }
+  return null;
+}
+
+/**
+ * An outfit no one can wear, refused before any credit is reserved: one garment of each kind at most (a top,
+ * a bottom, a dress, outerwear), and a dress with neither a top nor a bottom. `auto` items are decided by the
+ * engine and checked there.
+ */
+function outfitProblem(categories: readonly GarmentCategory[]): string | null {
+  const count = (kind: GarmentCategory) => categories.filter((category) => category === kind).length;
+  for (const kind of GARMENT_KINDS) if (count(kind) > 1) return `an outfit has at most one ${kind}; ${count(kind)} were given`;
+  if (count('dress') > 0 && count('top') + count('bottom') > 0) return 'a dress is worn without a separate top or bottom';
+  return null;
 }
 
 /** Why a webhook URL is refused by its syntax alone, or null. Its addresses are vetted by the submit (and at delivery). */

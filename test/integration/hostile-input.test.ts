@@ -274,6 +274,15 @@ test('field validation: sizes, several bad fields at once, unknown fields, item 
     await refused({ items: item }, ['items'], 'items as a string');
   });
 
+  await t.test('impossible outfits and contradictory styling are refused before any credit moves', async () => {
+    const item = ((await submission()).items as string[])[0]!;
+    await refused({ items: [item, item], categories: ['top', 'top'] }, ['categories'], 'two tops');
+    await refused({ items: [item, item, item], categories: ['dress', 'bottom', 'auto'] }, ['categories'], 'a dress and jeans');
+    await refused({ items: [item, item, item, item], categories: ['top', 'top', 'dress', 'bottom'] }, ['categories'], 'the audit outfit');
+    await refused({ styling: ['tucked', 'untucked'] }, ['styling'], 'tucked and untucked');
+    await refused({ styling: ['open', 'closed', 'sleeves-rolled'] }, ['styling'], 'open and closed');
+  });
+
   for (const webhookUrl of [
     'http://169.254.169.254/',
     'ftp://x',

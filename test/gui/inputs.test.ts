@@ -1,0 +1,29 @@
+/**
+ * Inputs that would cost a credit for nothing: styling is either-or (tucked or untucked, open or closed), and a
+ * new catalogue garment is detected from its photo (`auto`) unless staff choose what it is.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestAppliance } from '../helpers/appliance.ts';
+import { browserMissing, launchBrowser } from './browser.ts';
+
+const skip = browserMissing() ?? false;
+
+test('styling pairs exclude each other; a new garment defaults to auto', { skip, timeout: 120_000 }, async (t) => {
+  const ta = await startTestAppliance(t);
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage({ viewport: { width: 768, height: 1024 } });
+  await page.goto(`${ta.url}/`);
+  await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
+  await page.getByRole('button', { name: 'Sign in with the key' }).click();
+  const styling = page.getByRole('group', { name: 'Styling' });
+  await styling.waitFor();
+  const pressed = async () =>
+    styling.locator('[aria-pressed="true"]').evaluateAll((buttons) => buttons.map((button) => button.textContent));
+  for (const label of ['tucked', 'untucked', 'open', 'sleeves rolled', 'closed'])
+    await styling.getByRole('button', { name: label, exact: true }).click();
+  assert.deepEqual((await pressed()).sort(), ['closed', 'sleeves rolled', 'untucked']);
+
+  await page.getByRole('link', { name: 'Catalogue' }).click();
+  assert.equal(await page.locator('#garment-category').inputValue(), 'auto');
+});
