@@ -47,6 +47,8 @@ export interface Config {
    * number of warp engine processes (≈ 0.8 GiB each at their peak) it starts under load.
    */
   engineWorkers: number;
+  /** Run the engines that come with the appliance; false leaves only those of FITTINGROOM_ENGINES (an API-only or test process). */
+  builtinEngines: boolean;
   /** Jobs that may run at once on each device ('cpu', 'cuda', …); others default to 1. 'cpu' follows engineWorkers. */
   deviceConcurrency: Record<string, number>;
   engineMemoryLimitMb: number;
@@ -120,6 +122,7 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     sweepIntervalSeconds: 600,
     archiveMinEntries: 100,
     archiveIntervalSeconds: 10,
+    builtinEngines: true,
     trustedIssuerKeys: [],
     webhookTimeoutMs: 10_000,
     webhookRetrySeconds: [5, 30, 120, 600, 1800, 3600, 10_800, 21_600],
@@ -149,6 +152,7 @@ const FLAGS = {
   'webhook-allow': 'webhookAllow',
   'webhook-deny': 'webhookDeny',
   'engine-workers': 'engineWorkers',
+  'builtin-engines': 'builtinEngines',
 } as const satisfies Record<string, keyof Config>;
 
 type FlagName = keyof typeof FLAGS;

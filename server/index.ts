@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   delete process.env.FITTINGROOM_GUI_LAUNCH_TOKEN;
   const appliance = await startAppliance({
     config,
-    engines: [...builtinEngineSpecs(), ...extra],
+    engines: [...(config.builtinEngines ? builtinEngineSpecs() : []), ...extra],
     ...(guiLaunchToken ? { guiLaunchToken } : {}),
   });
   const ready = appliance.engines.list().filter((engine) => engine.ready);

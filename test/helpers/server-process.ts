@@ -20,11 +20,16 @@ export interface ServerProcess {
 
 /** Starts the appliance on an ephemeral port; resolves once it reports ready. */
 export async function startServerProcess(dataDir: string, engines: EngineSpec[], args: string[] = []): Promise<ServerProcess> {
-  const child = fork(ENTRY, ['--port', '0', '--data-dir', dataDir, '--submits-per-minute', '1000000', ...args], {
-    env: { ...process.env, FITTINGROOM_ENGINES: JSON.stringify(engines) },
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
+  // Only the given engines: the built-in ones would add a second to every start and take no part.
+  const child = fork(
+    ENTRY,
+    ['--port', '0', '--data-dir', dataDir, '--submits-per-minute', '1000000', '--builtin-engines', 'false', ...args],
+    {
+      env: { ...process.env, FITTINGROOM_ENGINES: JSON.stringify(engines) },
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
