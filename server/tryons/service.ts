@@ -183,7 +183,7 @@ export class TryOnService {
     const { store, archive } = this.options;
     const { status, cursor, limit } = query;
     const sees = this.keysOf(viewer);
-    const wanted = (record: GenerationRecord) =>
+    const wanted = (record: Pick<GenerationRecord, 'id' | 'status' | 'keyId'>) =>
       (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor) && sees(record.keyId);
     const newest = (a: GenerationRecord, b: GenerationRecord) => (a.id < b.id ? 1 : -1);
     const count = limit + 1;
@@ -193,8 +193,8 @@ export class TryOnService {
     for (const id of archive.ids()) {
       if (fromArchive.length >= count) break;
       if (Object.hasOwn(store.state.generations, id)) continue;
-      const record = archive.generation(id)!;
-      if (wanted(record)) fromArchive.push(record);
+      // Filtered on the summary; only the records on the page are parsed.
+      if (wanted({ id, ...archive.summary(id)! })) fromArchive.push(archive.generation(id)!);
     }
     const records = [...fromState, ...fromArchive].sort(newest).slice(0, count);
     const page = records.slice(0, limit);

@@ -166,3 +166,24 @@ test('images of a moved try-on still expire with retention', async (t) => {
   assert.ok(!existsSync(join(app.dataDir, 'images', id)));
   assert.equal((await app.call('GET', `/api/v1/try-on/${id}/image`)).status, 404);
 });
+
+test('a standard key lists only its own try-ons among the moved ones, newest first', async (t) => {
+  const app = await startTestAppliance(t, { engines });
+  const created = await app.call('POST', '/api/v1/keys', { body: { name: 'till', scope: 'standard' } });
+  const till = ((await created.json()) as { key: string }).key;
+  const submit = async (key?: string) => {
+    const response = await app.call('POST', '/api/v1/try-on', { body: await submission(), ...(key ? { key } : {}) });
+    const { genId } = (await response.json()) as { genId: string };
+    await app.call('GET', `/api/v1/try-on/${genId}?wait=20`);
+    return genId;
+  };
+  const [a, other, b] = [await submit(till), await submit(), await submit(till)];
+  assert.equal(await archiveCold(app.appliance.store, app.appliance.archive, 1), 3);
+  const list = async (key: string, query = '') =>
+    ((await (await app.call('GET', `/api/v1/try-on${query}`, { key })).json()) as { data: Array<{ genId: string }> }).data.map(
+      (g) => g.genId,
+    );
+  assert.deepEqual(await list(till), [b, a]);
+  assert.deepEqual(await list(till, '?status=complete&limit=1'), [b]);
+  assert.deepEqual(await list(app.adminKey), [b, other, a]);
+});
