@@ -48,3 +48,11 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
+
+/** Opens the GUI and signs in with an admin key; resolves once the screens' navigation shows. */
+export async function signInWithKey(page: Page, url: string, adminKey: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.getByLabel('Admin key (fr_live_…)').fill(adminKey);
+  await page.getByRole('button', { name: 'Sign in with the key' }).click();
+  await page.getByRole('navigation', { name: 'Screens' }).waitFor();
+}

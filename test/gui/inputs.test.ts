@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestAppliance } from '../helpers/appliance.ts';
-import { browserMissing, launchBrowser } from './browser.ts';
+import { browserMissing, launchBrowser, signInWithKey } from './browser.ts';
 
 const skip = browserMissing() ?? false;
 
@@ -13,9 +13,7 @@ test('styling pairs exclude each other; a new garment defaults to auto', { skip,
   const ta = await startTestAppliance(t);
   const browser = await launchBrowser(t);
   const page = await browser.newPage({ viewport: { width: 768, height: 1024 } });
-  await page.goto(`${ta.url}/`);
-  await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
-  await page.getByRole('button', { name: 'Sign in with the key' }).click();
+  await signInWithKey(page, ta.url, ta.adminKey);
   const styling = page.getByRole('group', { name: 'Styling' });
   await styling.waitFor();
   const pressed = async () =>

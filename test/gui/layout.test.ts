@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestAppliance } from '../helpers/appliance.ts';
-import { browserMissing, launchBrowser, screenshot } from './browser.ts';
+import { browserMissing, launchBrowser, screenshot, signInWithKey } from './browser.ts';
 
 const skip = browserMissing() ?? false;
 const WIDTHS = [
@@ -26,10 +26,7 @@ test(
     for (const [width, height] of WIDTHS) {
       const context = await browser.newContext({ viewport: { width, height } });
       const page = await context.newPage();
-      await page.goto(`${ta.url}/`);
-      await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
-      await page.getByRole('button', { name: 'Sign in with the key' }).click();
-      await page.getByRole('navigation', { name: 'Screens' }).waitFor();
+      await signInWithKey(page, ta.url, ta.adminKey);
       for (const name of SCREENS) {
         await page.getByRole('link', { name }).click();
         await page.waitForFunction((label) => document.querySelector('nav [aria-current="page"]')?.textContent === label, name);
