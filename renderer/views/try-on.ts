@@ -377,12 +377,13 @@ export const renderTryOn: Screen = (root) => {
     );
   };
 
+  /** Before and after on one picture: drag on it (or use the slider) to move the line between them. */
   const compare = (before: string, after: string): HTMLElement => {
     const slider = h('input', { type: 'range', min: 0, max: 100, value: 50, 'aria-label': 'Before and after', class: 'compare-slider' });
     const afterImage = h('img', { src: after, alt: 'The try-on result', class: 'compare-after', id: 'result-image' });
     const box = h(
       'div',
-      { class: 'compare' },
+      { class: 'compare', id: 'compare' },
       h('img', { src: before, alt: 'The original photo', class: 'compare-before' }),
       afterImage,
       h('div', { class: 'compare-line' }),
@@ -390,6 +391,19 @@ export const renderTryOn: Screen = (root) => {
     const set = (): void => {
       box.style.setProperty('--split', `${slider.value}%`);
     };
+    const drag = (event: PointerEvent): void => {
+      if (event.type === 'pointermove' && !box.hasPointerCapture(event.pointerId)) return;
+      const bounds = box.getBoundingClientRect();
+      slider.value = String(Math.round(Math.min(1, Math.max(0, (event.clientX - bounds.left) / bounds.width)) * 100));
+      set();
+    };
+    box.onpointerdown = (event: PointerEvent) => {
+      // Not the browser's own dragging of the image.
+      event.preventDefault();
+      box.setPointerCapture(event.pointerId);
+      drag(event);
+    };
+    box.onpointermove = drag;
     slider.oninput = set;
     set();
     return h(
@@ -442,33 +456,24 @@ export const renderTryOn: Screen = (root) => {
     }
     if (view.status === 'complete' && selfie) {
       const imageUrl = `/api/v1/try-on/${view.genId}/image`;
+      const engine = engines.find((candidate) => candidate.id === view.engine);
+      const madeBy = `Made by ${engine?.name ?? view.engine}.${engine?.about ? ` ${engine.about}` : ''}`;
       replace(
         resultSection,
         title,
-        h(
-          'div',
-          { class: 'result-grid' },
-          h(
-            'figure',
-            {},
-            h('img', { src: selfie.url, alt: 'The original photo', class: 'result-original' }),
-            h('figcaption', {}, 'Original'),
-          ),
-          h(
-            'figure',
-            {},
-            h('img', { src: imageUrl, alt: 'Wearing the garment', class: 'result-after', id: 'result-side' }),
-            h('figcaption', {}, 'Try-on'),
-          ),
-        ),
+        h('p', { class: 'hint', id: 'result-engine' }, madeBy),
         compare(selfie.url, imageUrl),
         h(
           'div',
           { class: 'actions' },
-          h('a', { class: 'button primary', href: imageUrl, download: `try-on-${view.genId}.jpg`, id: 'save' }, 'Save the picture'),
+          h('a', { class: 'button primary', href: imageUrl, download: `try-on-${view.genId}`, id: 'save' }, 'Save the picture'),
           eraseButton(),
         ),
       );
+      // The result is what everyone is waiting for: bring it into view and put the focus on it.
+      resultSection.scrollIntoView({ behavior: 'smooth', block: 'start' });
+      title.tabIndex = -1;
+      title.focus({ preventScroll: true });
       return;
     }
     const why = view.status === 'failed' ? plainWords(view.error ?? { code: 'engine_failed' }) : 'The try-on was canceled.';

@@ -148,6 +148,7 @@ const schemas = {
       },
       honors: { type: 'array', items: { type: 'string' } },
       typicalSeconds: { type: 'number' },
+      about: { type: 'string', description: 'what a picture from this engine is, in words for the people looking at it' },
     },
   },
   Health: {

@@ -68,6 +68,8 @@ export interface EngineDescription {
   resolution: { width: number; height: number };
   honors: string[];
   typicalSeconds: number;
+  /** What a picture from this engine is, in words for the staff and the customer looking at it. */
+  about?: string;
 }
 
 /** Thrown by an engine (or the host) to fail a generation with a typed code. */

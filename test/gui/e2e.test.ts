@@ -119,6 +119,18 @@ test(
       const img = document.querySelector<HTMLImageElement>('#result-image');
       return img !== null && img.complete && img.naturalWidth > 0;
     });
+    // Shown once, large, in view with the focus on it, saying which engine made it.
+    assert.equal(await page.locator('#result img').count(), 2, 'one before/after picture, not the result twice');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'result-title');
+    assert.match(await page.locator('#result-engine').innerText(), /^Made by Test compose engine \(test-compose\)\./);
+    // Dragging on the picture moves the line between before and after.
+    const box = (await page.locator('#compare').boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2, { steps: 4 });
+    await page.mouse.up();
+    const split = Number(await page.locator('.compare-slider').inputValue());
+    assert.ok(split >= 15 && split <= 25, `the line follows the drag (at ${split} %)`);
     await page.locator('#result').scrollIntoViewIfNeeded();
     await screenshot(page, '06-try-on-result');
     // Seconds later: no frames went out once the camera stopped (one already on its way may still have been counted).
@@ -132,7 +144,7 @@ test(
     const slider = page.getByLabel('Before and after');
     await slider.focus();
     await page.keyboard.press('ArrowRight');
-    assert.equal(await slider.inputValue(), '51', 'the before/after slider moves with the keyboard');
+    assert.equal(Number(await slider.inputValue()), split + 1, 'the before/after slider moves with the keyboard');
 
     // Usage: the screen's numbers are the API's.
     await openScreen(page, 'Usage');

@@ -105,6 +105,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
     resolution: { width: config.width, height: config.height },
     honors: ['category', 'seed'],
     typicalSeconds: 0,
+    about: 'A photorealistic picture drawn by a diffusion model: the garment as it would drape on the customer, with their pose and light.',
   };
   let dwposeFiles: ReturnType<typeof findDwPose> = null;
   try {

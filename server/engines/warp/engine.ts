@@ -85,6 +85,8 @@ export class WarpEngine implements Engine {
       resolution: { width: 768, height: 1024 },
       honors: ['size', 'personSize', 'fit', 'styling', 'categories'],
       typicalSeconds: 1,
+      about:
+        'A quick preview of the garment’s colour and print on the customer, drawn in about a second. It does not show how the garment drapes or fits.',
     };
   }
 
