@@ -9,4 +9,5 @@ export {
   LETTER_SIZES,
   STYLINGS as STYLING,
   WAIST_SIZES,
+  sizeStep,
 } from '../server/kernel/vocabulary.ts';

@@ -10,7 +10,7 @@ import { call, plainWords } from '../api.ts';
 import { cameraProblem, openCamera, type CameraView } from '../camera.ts';
 import { dataUrlOf, h, replace, toast } from '../dom.ts';
 import { watchFraming } from '../framing.ts';
-import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES } from '../sizes.ts';
+import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES, sizeStep } from '../sizes.ts';
 import type { Screen } from '../main.ts';
 
 const MAX_ITEMS = 4;
@@ -30,6 +30,16 @@ interface Picked {
   data: () => Promise<string>;
   /** Uploaded pictures are the customer's, erased with the customer's photos. */
   uploaded: boolean;
+}
+
+/** Of `sizes`, the one nearest to `usual` on the size ladder (the first of equals). */
+function nearestSize(usual: string, sizes: readonly string[]): string {
+  const target = sizeStep(usual) ?? 0;
+  let best = sizes[0]!;
+  for (const candidate of sizes) {
+    if (Math.abs((sizeStep(candidate) ?? Infinity) - target) < Math.abs((sizeStep(best) ?? Infinity) - target)) best = candidate;
+  }
+  return best;
 }
 
 function sizeSelect(id: string, value: string, preferred: string[] = []): HTMLSelectElement {
@@ -78,19 +88,32 @@ function choiceRow(name: string, values: readonly string[], selected: Set<string
   return h('div', { class: 'chips', role: 'group', 'aria-label': name }, ...buttons);
 }
 
+/**
+ * The customer at the counter: kept while the page lives, so that looking at History or Usage and coming back
+ * loses no photo, garment, choice or try-on in progress. Erasing the customer's photos clears it.
+ */
+const customer = {
+  selfie: null as { blob: Blob; url: string } | null,
+  picked: [] as Picked[],
+  genIds: [] as string[],
+  objectUrls: new Set<string>(),
+  fit: new Set<string>(['regular']),
+  styling: new Set<string>(),
+  size: 'M',
+  personSize: 'M',
+  /** Staff chose the garment size themselves; until then it follows the customer's usual size. */
+  sizeChosen: false,
+  engine: '',
+};
+
 /** The Try on screen. */
 export const renderTryOn: Screen = (root) => {
   let camera: CameraView | null = null;
   let stopFraming: (() => void) | null = null;
-  let selfie: { blob: Blob; url: string } | null = null;
-  const picked: Picked[] = [];
-  const genIds: string[] = [];
-  const objectUrls = new Set<string>();
+  const { picked, genIds, objectUrls, fit, styling } = customer;
   let catalogue: GarmentView[] = [];
   let engines: Engine[] = [];
   let polling = true;
-  const fit = new Set<string>(['regular']);
-  const styling = new Set<string>();
 
   const objectUrl = (blob: Blob): string => {
     const url = URL.createObjectURL(blob);
@@ -107,8 +130,11 @@ export const renderTryOn: Screen = (root) => {
   const retakeButton = h('button', { type: 'button', class: 'button', id: 'retake', hidden: true }, 'Take another');
 
   const showSelfie = (): void => {
-    if (selfie) {
-      replace(photoArea, h('img', { src: selfie.url, alt: 'The customer’s photo', class: 'selfie-preview', id: 'selfie-preview' }));
+    if (customer.selfie) {
+      replace(
+        photoArea,
+        h('img', { src: customer.selfie.url, alt: 'The customer’s photo', class: 'selfie-preview', id: 'selfie-preview' }),
+      );
       captureButton.hidden = true;
       startCameraButton.hidden = true;
       retakeButton.hidden = false;
@@ -160,11 +186,11 @@ export const renderTryOn: Screen = (root) => {
     if (!camera) return;
     const blob = await camera.capture();
     stopCamera();
-    selfie = { blob, url: objectUrl(blob) };
+    customer.selfie = { blob, url: objectUrl(blob) };
     showSelfie();
   };
   retakeButton.onclick = () => {
-    selfie = null;
+    customer.selfie = null;
     showSelfie();
     void startCamera();
   };
@@ -172,7 +198,7 @@ export const renderTryOn: Screen = (root) => {
     const file = fileInput.files?.[0];
     if (!file) return;
     stopCamera();
-    selfie = { blob: file, url: objectUrl(file) };
+    customer.selfie = { blob: file, url: objectUrl(file) };
     fileInput.value = '';
     showSelfie();
   };
@@ -324,24 +350,38 @@ export const renderTryOn: Screen = (root) => {
   // 3. Size, fit, styling.
   const sizeHolder = h('div', {});
   const personSizeHolder = h('div', {});
-  let size = sizeSelect('size', 'M');
-  let personSize = sizeSelect('person-size', 'M');
+  let size = sizeSelect('size', customer.size);
+  const personSize = sizeSelect('person-size', customer.personSize);
   const engineSelect = h('select', { id: 'engine', class: 'big-select' });
+  engineSelect.onchange = () => (customer.engine = engineSelect.value);
   const engineNote = h('p', { class: 'warning-box', hidden: true });
-  const refreshSizes = (): void => {
-    const preferred = [...new Set(picked.flatMap((item) => item.sizes))];
-    const keep = size.value;
-    size = sizeSelect('size', preferred.includes(keep) || preferred.length === 0 ? keep : preferred[0]!, preferred);
+  const showSize = (): void => {
+    size.onchange = () => {
+      customer.size = size.value;
+      customer.sizeChosen = true;
+    };
     replace(sizeHolder, h('label', { for: 'size' }, 'Garment size'), size);
   };
-  replace(sizeHolder, h('label', { for: 'size' }, 'Garment size'), size);
+  // The garment's sizes in stock come first. Unless staff chose one, the garment size is the customer's usual
+  // size, or the nearest size the garments come in.
+  const refreshSizes = (): void => {
+    const preferred = [...new Set(picked.flatMap((item) => item.sizes))];
+    const wanted = customer.sizeChosen ? size.value : personSize.value;
+    customer.size = preferred.length === 0 || preferred.includes(wanted) ? wanted : nearestSize(wanted, preferred);
+    size = sizeSelect('size', customer.size, preferred);
+    showSize();
+  };
+  showSize();
   replace(personSizeHolder, h('label', { for: 'person-size' }, 'Customer’s usual size'), personSize);
-  personSize.onchange = () => undefined;
+  personSize.onchange = () => {
+    customer.personSize = personSize.value;
+    refreshSizes();
+  };
 
   const startButton = h('button', { type: 'button', class: 'button primary huge', id: 'start-try-on', disabled: true }, 'Start the try-on');
   const startHint = h('p', { class: 'hint', id: 'start-hint' });
   function updateStart(): void {
-    const missing = [!selfie && 'a customer photo', picked.length === 0 && 'a garment'].filter(Boolean);
+    const missing = [!customer.selfie && 'a customer photo', picked.length === 0 && 'a garment'].filter(Boolean);
     startButton.disabled = missing.length > 0;
     startHint.textContent = missing.length > 0 ? `Still needed: ${missing.join(' and ')}.` : 'Ready.';
   }
@@ -429,7 +469,7 @@ export const renderTryOn: Screen = (root) => {
             for (const id of genIds) await call('DELETE', `/api/v1/try-on/${id}`);
             genIds.length = 0;
             stopCamera();
-            selfie = null;
+            customer.selfie = null;
             for (const item of [...picked]) if (item.uploaded) picked.splice(picked.indexOf(item), 1);
             for (const url of objectUrls) URL.revokeObjectURL(url);
             objectUrls.clear();
@@ -454,7 +494,7 @@ export const renderTryOn: Screen = (root) => {
       replace(resultSection, title, progressView(view));
       return;
     }
-    if (view.status === 'complete' && selfie) {
+    if (view.status === 'complete' && customer.selfie) {
       const imageUrl = `/api/v1/try-on/${view.genId}/image`;
       const engine = engines.find((candidate) => candidate.id === view.engine);
       const madeBy = `Made by ${engine?.name ?? view.engine}.${engine?.about ? ` ${engine.about}` : ''}`;
@@ -462,7 +502,7 @@ export const renderTryOn: Screen = (root) => {
         resultSection,
         title,
         h('p', { class: 'hint', id: 'result-engine' }, madeBy),
-        compare(selfie.url, imageUrl),
+        compare(customer.selfie.url, imageUrl),
         h(
           'div',
           { class: 'actions' },
@@ -480,15 +520,42 @@ export const renderTryOn: Screen = (root) => {
     replace(resultSection, title, h('p', { class: 'error-box', id: 'result-error' }, why), h('div', { class: 'actions' }, eraseButton()));
   };
 
+  /**
+   * Shows a try-on until it ends. A failed poll (the appliance restarting, the network dropping) is tried again
+   * every 2 s while the screen is open: the try-on goes on without the screen, and its result is shown when it
+   * comes. Only a try-on that is gone (erased) ends the wait.
+   */
+  const follow = async (genId: string): Promise<void> => {
+    let wait = '';
+    while (polling) {
+      try {
+        const view = await call<TryOn>('GET', `/api/v1/try-on/${genId}${wait}`);
+        if (!polling) return;
+        showResult(view);
+        if (view.status !== 'pending') return;
+        wait = '?wait=2';
+      } catch (error) {
+        if ((error as { status?: number }).status === 404) throw error;
+        if (!polling) return;
+        replace(
+          resultSection,
+          h('h2', { id: 'result-title' }, 'Result'),
+          h('p', { class: 'stage', id: 'stage' }, 'The appliance cannot be reached; trying again…'),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      }
+    }
+  };
+
   startButton.onclick = async () => {
-    if (!selfie || picked.length === 0) return;
+    if (!customer.selfie || picked.length === 0) return;
     startButton.disabled = true;
     resultSection.hidden = false;
     replace(resultSection, h('h2', { id: 'result-title' }, 'Result'), h('p', { class: 'stage' }, 'Sending the photos…'));
     resultSection.scrollIntoView({ behavior: 'smooth', block: 'start' });
     try {
       const body: Record<string, unknown> = {
-        selfie: await dataUrlOf(selfie.blob),
+        selfie: await dataUrlOf(customer.selfie.blob),
         items: await Promise.all(picked.map((item) => item.data())),
         categories: picked.map((item) => item.category),
         size: size.value,
@@ -499,12 +566,7 @@ export const renderTryOn: Screen = (root) => {
       if (engineSelect.value) body.engine = engineSelect.value;
       const accepted = await call<{ genId: string }>('POST', '/api/v1/try-on', body, { 'idempotency-key': crypto.randomUUID() });
       genIds.push(accepted.genId);
-      let view = await call<TryOn>('GET', `/api/v1/try-on/${accepted.genId}`);
-      while (view.status === 'pending' && polling) {
-        showResult(view);
-        view = await call<TryOn>('GET', `/api/v1/try-on/${accepted.genId}?wait=2`);
-      }
-      if (polling) showResult(view);
+      await follow(accepted.genId);
     } catch (error) {
       replace(
         resultSection,
@@ -524,6 +586,18 @@ export const renderTryOn: Screen = (root) => {
   );
   showSelfie();
   renderPicked();
+  // Back on the screen with a try-on under way or done: show it (and follow it until it ends).
+  const last = genIds[genIds.length - 1];
+  if (last) {
+    resultSection.hidden = false;
+    follow(last).catch((error: unknown) =>
+      replace(
+        resultSection,
+        h('h2', { id: 'result-title' }, 'Result'),
+        h('p', { class: 'error-box', id: 'result-error' }, plainWords(error)),
+      ),
+    );
+  }
 
   call<GarmentView[]>('GET', '/gui/api/garments')
     .then((list) => {
@@ -545,6 +619,7 @@ export const renderTryOn: Screen = (root) => {
           ),
         ),
       );
+      if (engines.some((engine) => engine.id === customer.engine && engine.ready)) engineSelect.value = customer.engine;
       const ready = engines.filter((engine) => engine.ready);
       if (ready.length === 0) {
         engineNote.textContent = 'No try-on engine is ready yet, so a try-on cannot start. See Settings → Engines.';

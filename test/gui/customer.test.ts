@@ -1,0 +1,58 @@
+/**
+ * The customer at the counter survives a look at another screen: the photo, the garment, the choices and the
+ * try-on in progress are all there on coming back, and the try-on's result arrives. A garment's size defaults
+ * to the customer's usual size, or the nearest one the garment comes in.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
+import { browserMissing, launchBrowser, signInWithKey } from './browser.ts';
+import { garmentJpeg, personJpeg } from './media.ts';
+
+const skip = browserMissing() ?? false;
+
+test('leaving the Try on screen and coming back keeps the customer and the try-on in progress', { skip, timeout: 120_000 }, async (t) => {
+  const ta = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 3000 })] });
+  // The GUI's own route (not in the OpenAPI document), with the admin key.
+  const added = await fetch(`${ta.url}/gui/api/garments`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ta.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Linen shirt', category: 'top', sizes: ['S', 'M', 'L'], image: (await garmentJpeg()).toString('base64') }),
+  });
+  assert.equal(added.status, 201);
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+  page.setDefaultTimeout(30_000);
+  await signInWithKey(page, ta.url, ta.adminKey);
+
+  await page.getByLabel('Customer’s usual size').selectOption('XL');
+  await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });
+  await page.locator('[data-garment]').first().click();
+  assert.equal(await page.getByLabel('Garment size').inputValue(), 'L', 'XL is not in stock: the nearest, L, not the smallest');
+  await page.getByRole('button', { name: 'untucked', exact: true }).click();
+
+  const visit = async (screen: string) => {
+    await page.getByRole('link', { name: screen }).click();
+    await page.waitForFunction((label) => document.querySelector('nav [aria-current="page"]')?.textContent === label, screen);
+    await page.getByRole('link', { name: 'Try on' }).click();
+    await page.locator('#start-try-on').waitFor();
+  };
+  await visit('History');
+  assert.equal(await page.locator('#selfie-preview').count(), 1, 'the photo is still there');
+  assert.equal(await page.locator('[data-garment][aria-pressed="true"]').count(), 1, 'so is the garment');
+  assert.equal(await page.getByLabel('Garment size').inputValue(), 'L');
+  assert.equal(await page.getByLabel('Customer’s usual size').inputValue(), 'XL');
+  assert.equal(await page.getByRole('button', { name: 'untucked', exact: true }).getAttribute('aria-pressed'), 'true');
+
+  await page.getByRole('button', { name: 'Start the try-on' }).click();
+  await page.locator('#stage').waitFor();
+  await visit('Usage');
+  await page.locator('#result-image').waitFor();
+  await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#result-image')?.naturalWidth ?? 0) > 0);
+  const list = (await (await ta.call('GET', '/api/v1/try-on')).json()) as { data: Array<{ status: string }> };
+  assert.deepEqual(
+    list.data.map((tryOn) => tryOn.status),
+    ['complete'],
+    'one try-on, finished and shown',
+  );
+});
