@@ -20,6 +20,7 @@ import { creditRoutes } from './api/routes/credits.ts';
 import { webhookRoutes } from './api/routes/webhooks.ts';
 import { guiPages } from './api/routes/gui-pages.ts';
 import { guiRoutes } from './api/routes/gui.ts';
+import { takeHomeRoutes } from './api/routes/take.ts';
 
 /** Builds the appliance's HTTP app. */
 export type { AppDeps };
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use('/api/v1', api);
   app.use('/gui/api', guiRoutes(deps));
+  app.use(requestId(), takeHomeRoutes(deps));
   app.use(guiPages(deps.log));
   app.use('/api', requestId(), notFound());
   app.use(requestId(), notFound());

@@ -488,6 +488,60 @@ export const renderTryOn: Screen = (root) => {
       'Erase the customer’s photos',
     );
 
+  // The QR code the customer's phone scans to download the picture (a link that works for an hour).
+  const takeHome = h('div', { class: 'take-home', id: 'take-home', hidden: true });
+  const takeHomeButton = (genId: string): HTMLButtonElement =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'button primary',
+        id: 'take-home-button',
+        onclick: async (event: Event) => {
+          const button = event.currentTarget as HTMLButtonElement;
+          button.disabled = true;
+          try {
+            const share = await call<{ url: string; expiresAt: string; qrSvg: string; reachable: boolean }>(
+              'POST',
+              `/gui/api/try-on/${genId}/share`,
+            );
+            const until = new Date(share.expiresAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+            replace(
+              takeHome,
+              h('img', {
+                src: `data:image/svg+xml;base64,${btoa(share.qrSvg)}`,
+                alt: 'QR code: scan it with your phone to download the picture',
+                class: 'qr',
+                id: 'qr',
+              }),
+              h(
+                'p',
+                {},
+                'Scan with your phone’s camera to download the picture (on the shop’s Wi-Fi). ',
+                h('span', { class: 'hint' }, `The link works until ${until}.`),
+              ),
+              h('p', { class: 'mono' }, share.url),
+            );
+            if (!share.reachable)
+              takeHome.append(
+                h(
+                  'p',
+                  { class: 'warning-box', id: 'take-home-warning' },
+                  'Phones cannot open this link yet: the appliance listens only on this PC. Start it with --host 0.0.0.0 (or set --public-url) to let phones on the shop’s network reach it.',
+                ),
+              );
+            takeHome.hidden = false;
+            takeHome.scrollIntoView({ behavior: 'smooth', block: 'nearest' });
+          } catch (error) {
+            toast(plainWords(error), 'error');
+          } finally {
+            button.disabled = false;
+          }
+        },
+      },
+      'Take it home (QR code)',
+    );
+
   const showResult = (view: TryOn): void => {
     const title = h('h2', { id: 'result-title' }, 'Result');
     if (view.status === 'pending') {
@@ -506,9 +560,12 @@ export const renderTryOn: Screen = (root) => {
         h(
           'div',
           { class: 'actions' },
-          h('a', { class: 'button primary', href: imageUrl, download: `try-on-${view.genId}`, id: 'save' }, 'Save the picture'),
+          takeHomeButton(view.genId),
+          h('button', { type: 'button', class: 'button', id: 'print', onclick: () => window.print() }, 'Print'),
+          h('a', { class: 'button', href: imageUrl, download: `try-on-${view.genId}`, id: 'save' }, 'Save the picture'),
           eraseButton(),
         ),
+        takeHome,
       );
       // The result is what everyone is waiting for: bring it into view and put the focus on it.
       resultSection.scrollIntoView({ behavior: 'smooth', block: 'start' });

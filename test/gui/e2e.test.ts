@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import type { Account, TryOn, Usage } from '../../client/index.ts';
 import { FRAMING_MESSAGES } from '../../server/gui/framing.ts';
 import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
-import { browserMissing, launchBrowser, screenshot } from './browser.ts';
+import { SCREENSHOTS, browserMissing, launchBrowser, screenshot } from './browser.ts';
 import { garmentJpeg, hasFixtures, personJpeg, wellFramedPersonJpeg, writeFakeCamera } from './media.ts';
 
 const STEP_TIMEOUT = 60_000;
@@ -133,6 +133,15 @@ test(
     assert.ok(split >= 15 && split <= 25, `the line follows the drag (at ${split} %)`);
     await page.locator('#result').scrollIntoViewIfNeeded();
     await screenshot(page, '06-try-on-result');
+    // The customer takes the picture home: a QR code for a link that downloads it with no key.
+    await page.getByRole('button', { name: 'Take it home (QR code)' }).click();
+    await page.locator('#qr').waitFor();
+    const link = new URL(await page.locator('#take-home .mono').innerText());
+    const taken = await fetch(`${ta.url}${link.pathname}`);
+    assert.equal(taken.status, 200);
+    assert.equal(taken.headers.get('content-type'), 'image/jpeg');
+    await page.locator('#take-home').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SCREENSHOTS}/06b-try-on-take-home.png` });
     // Seconds later: no frames went out once the camera stopped (one already on its way may still have been counted).
     assert.ok(framingRequests.length <= framingCalls + 1, `${framingRequests.length - framingCalls} framing calls after the photo`);
 

@@ -42,3 +42,21 @@ export function hostCheck(options: { allowedHosts: readonly string[]; publicBase
     );
   };
 }
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1']);
+
+/**
+ * The base URL another device on the shop's network (a customer's phone) reaches the appliance by: `--public-url`
+ * when set; otherwise the request's own Host, unless that is this machine's loopback, which a phone cannot reach:
+ * then the first IPv4 address of a network interface, with the request's port.
+ */
+export function reachableBaseUrl(protocol: string, hostHeader: string | undefined, publicBaseUrl: string | null): string {
+  if (publicBaseUrl) return publicBaseUrl.replace(/\/$/, '');
+  const header = hostHeader ?? '127.0.0.1';
+  if (!LOOPBACK.has(hostOf(header))) return `${protocol}://${header}`;
+  const port = /:(\d+)$/.exec(header)?.[1];
+  const lan = Object.values(networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .find((entry) => entry.family === 'IPv4' && !entry.internal);
+  return `${protocol}://${lan?.address ?? hostOf(header)}${port ? `:${port}` : ''}`;
+}

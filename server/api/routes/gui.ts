@@ -10,7 +10,9 @@ import { ApiError } from '../../kernel/errors.ts';
 import { apiKey, requireScope } from '../middleware/api-key.ts';
 import { jsonBody } from '../middleware/json-body.ts';
 import { requestId } from '../middleware/request-id.ts';
-import { authOf } from '../request-context.ts';
+import { authOf, viewerOf } from '../request-context.ts';
+import { reachableBaseUrl } from '../middleware/host-check.ts';
+import { createShare, qrSvg } from '../../gui/share.ts';
 import { contentType, readImage } from '../../images/files.ts';
 import { findActiveKey } from '../../keys/api-keys.ts';
 import type { AppDeps } from '../deps.ts';
@@ -48,7 +50,7 @@ function launchTokenMatches(expected: string | null | undefined, given: unknown)
 
 /** The router mounted at /gui/api. */
 export function guiRoutes(deps: AppDeps): Router {
-  const { store, clock, config } = deps;
+  const { store, clock, config, tryOns } = deps;
   const sessions = guiSessionAuth(() => store.state);
   const launchToken = deps.guiLaunchToken ?? null;
   const throttle = new PinThrottle(store);
@@ -170,6 +172,19 @@ export function guiRoutes(deps: AppDeps): Router {
       guiKeyId: store.state.gui.keyId,
     };
     res.json(settings);
+  });
+
+  // Taking the picture home: a short-lived link for the customer's phone, and its QR code.
+  router.post('/try-on/:genId/share', async (req, res) => {
+    const record = tryOns.find(req.params.genId!, viewerOf(req));
+    if (record.status !== 'complete' || !record.result)
+      throw new ApiError('conflict', `The try-on ${record.id} has no picture to take home.`);
+    const share = await store.mutate((state) => createShare(state, record.id, record.expiresAt, clock()));
+    const url = `${reachableBaseUrl(req.protocol, req.get('host'), config.publicBaseUrl)}/take/${share.token}`;
+    // Bound to this PC's loopback only (the default), no phone can open the link: say so, and how to change it.
+    const reachable = config.publicBaseUrl !== null || !['127.0.0.1', '::1', 'localhost'].includes(config.host);
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(201).json({ url, expiresAt: share.expiresAt, qrSvg: qrSvg(url), reachable });
   });
 
   router.get('/garments', (_req, res) => {
