@@ -297,6 +297,26 @@ export const renderSettings: Screen = (root) => {
             : 'Customer photos are kept until then, unless erased by hand (Try on or History).',
         ),
         h('p', { class: 'hint' }, 'These are set when the appliance starts (--retention-days, --erase-inputs); see the README.'),
+        h(
+          'label',
+          { class: 'check' },
+          h('input', {
+            type: 'checkbox',
+            id: 'erase-on-new-customer',
+            checked: loaded.eraseOnNewCustomer,
+            onchange: async (event: Event) => {
+              const box = event.currentTarget as HTMLInputElement;
+              try {
+                await call('PUT', '/gui/api/settings', { eraseOnNewCustomer: box.checked });
+                toast(box.checked ? 'New customer now erases the previous customer’s photos.' : 'New customer now only clears the screen.');
+              } catch (error) {
+                box.checked = !box.checked;
+                toast(plainWords(error), 'error');
+              }
+            },
+          }),
+          ' “New customer” also erases the previous customer’s photos',
+        ),
         h('p', { class: 'hint' }, `fittingroom ${loaded.version}`),
       );
     })

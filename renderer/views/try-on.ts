@@ -5,7 +5,7 @@
  * slider, save, and erasing the customer's photos with one tap.
  */
 import type { Engine, TryOn } from '../../client/index.ts';
-import type { GarmentView } from '../../server/gui/contract.ts';
+import type { GarmentView, GuiSettings } from '../../server/gui/contract.ts';
 import { call, plainWords } from '../api.ts';
 import { cameraProblem, openCamera, type CameraView } from '../camera.ts';
 import { dataUrlOf, h, replace, toast } from '../dom.ts';
@@ -114,6 +114,8 @@ export const renderTryOn: Screen = (root) => {
   let catalogue: GarmentView[] = [];
   let engines: Engine[] = [];
   let polling = true;
+  /** Which follow() is current: a new customer (or a new try-on) ends the one before. */
+  let following = 0;
 
   const objectUrl = (blob: Blob): string => {
     const url = URL.createObjectURL(blob);
@@ -488,6 +490,49 @@ export const renderTryOn: Screen = (root) => {
       'Erase the customer’s photos',
     );
 
+  /**
+   * The next customer: photo, garments, sizes, choices and result cleared in one tap; the previous customer's
+   * photos are erased too when the shop chose that in Settings.
+   */
+  const newCustomer = async (): Promise<void> => {
+    const settings = await call<GuiSettings>('GET', '/gui/api/settings').catch(() => null);
+    let erased = true;
+    if (settings?.eraseOnNewCustomer) {
+      for (const id of genIds) await call('DELETE', `/api/v1/try-on/${id}`).catch(() => (erased = false));
+    }
+    following++;
+    stopCamera();
+    for (const url of objectUrls) URL.revokeObjectURL(url);
+    objectUrls.clear();
+    Object.assign(customer, { selfie: null, size: 'M', personSize: 'M', sizeChosen: false });
+    picked.length = 0;
+    genIds.length = 0;
+    fit.clear();
+    fit.add('regular');
+    styling.clear();
+    for (const button of root.querySelectorAll<HTMLButtonElement>('.chips button[data-value]')) {
+      const group = button.parentElement?.getAttribute('aria-label');
+      const chosen = group === 'Fit' ? fit : group === 'Styling' ? styling : null;
+      if (chosen) button.setAttribute('aria-pressed', String(chosen.has(button.dataset.value!)));
+    }
+    personSize.value = 'M';
+    resultSection.hidden = true;
+    resultSection.replaceChildren();
+    showSelfie();
+    renderPicked();
+    refreshSizes();
+    if (settings?.eraseOnNewCustomer && !erased) toast('Some of the previous customer’s photos could not be erased; see History.', 'error');
+    else
+      toast(
+        settings?.eraseOnNewCustomer ? 'Ready for the next customer; the last one’s photos are erased.' : 'Ready for the next customer.',
+      );
+  };
+  const newCustomerButton = h(
+    'button',
+    { type: 'button', class: 'button', id: 'new-customer', onclick: () => void newCustomer() },
+    'New customer',
+  );
+
   // The QR code the customer's phone scans to download the picture (a link that works for an hour).
   const takeHome = h('div', { class: 'take-home', id: 'take-home', hidden: true });
   const takeHomeButton = (genId: string): HTMLButtonElement =>
@@ -583,17 +628,19 @@ export const renderTryOn: Screen = (root) => {
    * comes. Only a try-on that is gone (erased) ends the wait.
    */
   const follow = async (genId: string): Promise<void> => {
+    const mine = ++following;
+    const current = () => polling && mine === following;
     let wait = '';
-    while (polling) {
+    while (current()) {
       try {
         const view = await call<TryOn>('GET', `/api/v1/try-on/${genId}${wait}`);
-        if (!polling) return;
+        if (!current()) return;
         showResult(view);
         if (view.status !== 'pending') return;
         wait = '?wait=2';
       } catch (error) {
         if ((error as { status?: number }).status === 404) throw error;
-        if (!polling) return;
+        if (!current()) return;
         replace(
           resultSection,
           h('h2', { id: 'result-title' }, 'Result'),
@@ -638,6 +685,7 @@ export const renderTryOn: Screen = (root) => {
   replace(
     root,
     h('h1', { class: 'visually-hidden' }, 'Try on'),
+    h('div', { class: 'screen-actions' }, newCustomerButton),
     h('div', { class: 'try-on-grid' }, photoPanel, garmentPanel, optionsPanel),
     resultSection,
   );

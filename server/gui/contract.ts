@@ -40,6 +40,8 @@ export interface GuiSettings {
   pinSet: boolean;
   sessionKeyId: string;
   guiKeyId: string | null;
+  /** "New customer" erases the previous customer's photos (their try-ons' images), not only the screen. */
+  eraseOnNewCustomer: boolean;
 }
 
 /** What the framing guide tells the person in front of the camera (left and right are the person's own). */

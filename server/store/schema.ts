@@ -196,6 +196,8 @@ export interface GuiState {
   keyId: string | null;
   sessions: Record<string, GuiSession>;
   garments: Record<string, CatalogueGarment>;
+  /** The shop chose that "New customer" erases the previous customer's photos. */
+  eraseOnNewCustomer?: boolean;
   /** Download links shown as QR codes, by try-on: the SHA-256 of the link's secret (see gui/share.ts). */
   shares?: Record<string, { hash: string; expiresAt: string }>;
   /** Wrong PINs since the last right one, and until when sign-in by PIN waits (ISO); absent means none. */

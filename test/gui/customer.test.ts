@@ -56,3 +56,48 @@ test('leaving the Try on screen and coming back keeps the customer and the try-o
     'one try-on, finished and shown',
   );
 });
+
+test(
+  'New customer clears the screen in one tap, and erases the last customer’s photos when the shop chose that',
+  { skip, timeout: 120_000 },
+  async (t) => {
+    const ta = await startTestAppliance(t, { engines: [composeEngine()] });
+    const browser = await launchBrowser(t);
+    const page = await browser.newPage({ viewport: { width: 768, height: 1024 } });
+    page.setDefaultTimeout(30_000);
+    await signInWithKey(page, ta.url, ta.adminKey);
+    const customerTriesOn = async () => {
+      await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });
+      await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+      await page.getByRole('button', { name: 'open', exact: true }).click();
+      await page.getByLabel('Customer’s usual size').selectOption('L');
+      await page.getByRole('button', { name: 'Start the try-on' }).click();
+      await page.locator('#result-image').waitFor();
+      const list = (await (await ta.call('GET', '/api/v1/try-on?limit=1')).json()) as { data: Array<{ genId: string }> };
+      return list.data[0]!.genId;
+    };
+    const cleared = async () => {
+      await page.locator('#start-hint', { hasText: 'Still needed: a customer photo and a garment.' }).waitFor();
+      assert.equal(await page.locator('#selfie-preview').count(), 0);
+      assert.equal(await page.locator('#result').isHidden(), true);
+      assert.equal(await page.getByLabel('Customer’s usual size').inputValue(), 'M');
+      assert.equal(await page.getByRole('button', { name: 'open', exact: true }).getAttribute('aria-pressed'), 'false');
+    };
+
+    const first = await customerTriesOn();
+    await page.getByRole('button', { name: 'New customer' }).click();
+    await cleared();
+    assert.equal((await ta.call('GET', `/api/v1/try-on/${first}/image`)).status, 200, 'by default the photos stay (History)');
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.locator('#erase-on-new-customer').check();
+    await page.getByText('New customer now erases').waitFor();
+    await page.getByRole('link', { name: 'Try on' }).click();
+    const second = await customerTriesOn();
+    await page.getByRole('button', { name: 'New customer' }).click();
+    await cleared();
+    await page.getByText('the last one’s photos are erased').waitFor();
+    const erased = (await (await ta.call('GET', `/api/v1/try-on/${second}`)).json()) as { erased: boolean };
+    assert.equal(erased.erased, true);
+  },
+);

@@ -170,8 +170,22 @@ export function guiRoutes(deps: AppDeps): Router {
       pinSet: store.state.gui.pinHash !== null,
       sessionKeyId: authOf(req).key.id,
       guiKeyId: store.state.gui.keyId,
+      eraseOnNewCustomer: store.state.gui.eraseOnNewCustomer === true,
     };
     res.json(settings);
+  });
+
+  // The shop's choices for the shop floor (only one so far).
+  router.put('/settings', async (req, res) => {
+    const value = ((req.body ?? {}) as Record<string, unknown>).eraseOnNewCustomer;
+    if (typeof value !== 'boolean')
+      throw new ApiError('validation_failed', 'eraseOnNewCustomer: must be true or false', {
+        errors: [{ field: 'eraseOnNewCustomer', message: 'must be true or false' }],
+      });
+    await store.mutate((state) => {
+      state.gui.eraseOnNewCustomer = value;
+    });
+    res.status(204).end();
   });
 
   // Taking the picture home: a short-lived link for the customer's phone, and its QR code.
