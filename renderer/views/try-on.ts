@@ -106,6 +106,21 @@ const customer = {
   engine: '',
 };
 
+/** The customer's try-ons (ids only, never photos) survive a reload of the page, for as long as the tab lives. */
+const TRY_ONS_KEY = 'fittingroom.customer.tryOns';
+try {
+  customer.genIds.push(...(JSON.parse(sessionStorage.getItem(TRY_ONS_KEY) ?? '[]') as string[]));
+} catch {
+  // Private browsing or a damaged entry: start with no try-on.
+}
+const rememberTryOns = (): void => {
+  try {
+    sessionStorage.setItem(TRY_ONS_KEY, JSON.stringify(customer.genIds));
+  } catch {
+    // Storage refused: the try-ons are still in History.
+  }
+};
+
 /** The Try on screen. */
 export const renderTryOn: Screen = (root) => {
   let camera: CameraView | null = null;
@@ -470,6 +485,7 @@ export const renderTryOn: Screen = (root) => {
           try {
             for (const id of genIds) await call('DELETE', `/api/v1/try-on/${id}`);
             genIds.length = 0;
+            rememberTryOns();
             stopCamera();
             customer.selfie = null;
             for (const item of [...picked]) if (item.uploaded) picked.splice(picked.indexOf(item), 1);
@@ -507,6 +523,7 @@ export const renderTryOn: Screen = (root) => {
     Object.assign(customer, { selfie: null, size: 'M', personSize: 'M', sizeChosen: false });
     picked.length = 0;
     genIds.length = 0;
+    rememberTryOns();
     fit.clear();
     fit.add('regular');
     styling.clear();
@@ -593,7 +610,7 @@ export const renderTryOn: Screen = (root) => {
       replace(resultSection, title, progressView(view));
       return;
     }
-    if (view.status === 'complete' && customer.selfie) {
+    if (view.status === 'complete') {
       const imageUrl = `/api/v1/try-on/${view.genId}/image`;
       const engine = engines.find((candidate) => candidate.id === view.engine);
       const madeBy = `Made by ${engine?.name ?? view.engine}.${engine?.about ? ` ${engine.about}` : ''}`;
@@ -601,7 +618,14 @@ export const renderTryOn: Screen = (root) => {
         resultSection,
         title,
         h('p', { class: 'hint', id: 'result-engine' }, madeBy),
-        compare(customer.selfie.url, imageUrl),
+        // After a reload the photo is gone from the page (it is never kept in the browser): the result alone.
+        customer.selfie
+          ? compare(customer.selfie.url, imageUrl)
+          : h(
+              'div',
+              { class: 'compare-wrap' },
+              h('img', { src: imageUrl, alt: 'The try-on result', class: 'result-alone', id: 'result-image' }),
+            ),
         h(
           'div',
           { class: 'actions' },
@@ -670,6 +694,7 @@ export const renderTryOn: Screen = (root) => {
       if (engineSelect.value) body.engine = engineSelect.value;
       const accepted = await call<{ genId: string }>('POST', '/api/v1/try-on', body, { 'idempotency-key': crypto.randomUUID() });
       genIds.push(accepted.genId);
+      rememberTryOns();
       await follow(accepted.genId);
     } catch (error) {
       replace(
@@ -695,13 +720,20 @@ export const renderTryOn: Screen = (root) => {
   const last = genIds[genIds.length - 1];
   if (last) {
     resultSection.hidden = false;
-    follow(last).catch((error: unknown) =>
+    follow(last).catch((error: unknown) => {
+      // Erased meanwhile (History, or another screen): nothing to show.
+      if ((error as { status?: number }).status === 404) {
+        genIds.length = 0;
+        rememberTryOns();
+        resultSection.hidden = true;
+        return;
+      }
       replace(
         resultSection,
         h('h2', { id: 'result-title' }, 'Result'),
         h('p', { class: 'error-box', id: 'result-error' }, plainWords(error)),
-      ),
-    );
+      );
+    });
   }
 
   call<GarmentView[]>('GET', '/gui/api/garments')

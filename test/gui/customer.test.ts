@@ -11,7 +11,7 @@ import { garmentJpeg, personJpeg } from './media.ts';
 
 const skip = browserMissing() ?? false;
 
-test('leaving the Try on screen and coming back keeps the customer and the try-on in progress', { skip, timeout: 120_000 }, async (t) => {
+test('leaving the Try on screen or reloading keeps the customer and the try-on in progress', { skip, timeout: 120_000 }, async (t) => {
   const ta = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 3000 })] });
   // The GUI's own route (not in the OpenAPI document), with the admin key.
   const added = await fetch(`${ta.url}/gui/api/garments`, {
@@ -47,6 +47,10 @@ test('leaving the Try on screen and coming back keeps the customer and the try-o
   await page.getByRole('button', { name: 'Start the try-on' }).click();
   await page.locator('#stage').waitFor();
   await visit('Usage');
+  await page.locator('#result-image').waitFor();
+  await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#result-image')?.naturalWidth ?? 0) > 0);
+  // A reload (or a restart of the page) keeps the try-on: its result comes back, without the photo.
+  await page.reload();
   await page.locator('#result-image').waitFor();
   await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#result-image')?.naturalWidth ?? 0) > 0);
   const list = (await (await ta.call('GET', '/api/v1/try-on')).json()) as { data: Array<{ status: string }> };
