@@ -2,8 +2,9 @@
  * The customer's photo from the camera: getUserMedia into a <video>, a
  * framing guide drawn over it (an outline, and the live advice with the
  * body's box when the appliance sends it), small frames for that advice, and
- * a still taken at the camera's own resolution (the preview is mirrored like
- * a mirror; the frames and the photo are not).
+ * a still taken at the camera's own resolution, cropped to exactly what the
+ * preview shows (the preview is mirrored like a mirror; the frames and the
+ * photo are not).
  */
 import type { FramingAdvice } from '../server/gui/contract.ts';
 import { h, svg } from './dom.ts';
@@ -11,11 +12,15 @@ import { h, svg } from './dom.ts';
 /** A running camera preview. */
 export interface CameraView {
   element: HTMLElement;
+  /** The live advice, in large words: shown above the preview, so it never covers the person it is about. */
+  advice: HTMLElement;
   /** Takes a JPEG still of the current frame. */
   capture(): Promise<Blob>;
   /** A small JPEG of the current frame, `longSide` pixels on its long side, for the framing advice. */
   frame(longSide: number): Promise<Blob>;
-  /** Shows the framing advice over the preview; null falls back to the written instructions. */
+  /** Counts down in large figures over the preview (3, 2, 1), so the customer is ready for the photo. */
+  countdown(seconds: number): Promise<void>;
+  /** Shows the framing advice (and the body's box over the preview); null falls back to the written instructions. */
   showAdvice(advice: FramingAdvice | null): void;
   stop(): void;
 }
@@ -64,7 +69,7 @@ export async function openCamera(): Promise<CameraView> {
   await video.play().catch(() => undefined);
   const advice = h('p', { class: 'guide-text', role: 'status', 'aria-live': 'polite', 'data-advice': 'none' }, STATIC_HINT);
   const box = h('div', { class: 'framing-box', hidden: true });
-  const element = h('div', { class: 'camera' }, video, framingGuide(), box, advice);
+  const element = h('div', { class: 'camera' }, video, framingGuide(), box);
   const loaded = async (): Promise<void> => {
     if (video.videoWidth === 0) await new Promise((resolve) => video.addEventListener('loadeddata', resolve, { once: true }));
   };
@@ -72,22 +77,47 @@ export async function openCamera(): Promise<CameraView> {
     new Promise<Blob>((resolve, reject) =>
       canvas.toBlob((blob) => (blob ? resolve(blob) : reject(new Error('the photo could not be taken'))), 'image/jpeg', quality),
     );
+  /**
+   * The part of the camera's frame the preview shows (it fills the preview's box like object-fit: cover): the
+   * photo and the framing frames are exactly that, so what staff see is what is taken and judged.
+   */
+  const visible = (): { x: number; y: number; width: number; height: number } => {
+    const aspect = element.clientWidth > 0 && element.clientHeight > 0 ? element.clientWidth / element.clientHeight : 3 / 4;
+    const width = Math.min(video.videoWidth, Math.round(video.videoHeight * aspect));
+    const height = Math.min(video.videoHeight, Math.round(video.videoWidth / aspect));
+    return { x: Math.round((video.videoWidth - width) / 2), y: Math.round((video.videoHeight - height) / 2), width, height };
+  };
+  const draw = (canvas: HTMLCanvasElement, scale: number): void => {
+    const crop = visible();
+    canvas.width = Math.round(crop.width * scale);
+    canvas.height = Math.round(crop.height * scale);
+    canvas.getContext('2d')!.drawImage(video, crop.x, crop.y, crop.width, crop.height, 0, 0, canvas.width, canvas.height);
+  };
   const small = h('canvas');
+  const count = h('p', { class: 'countdown', hidden: true, 'aria-live': 'assertive' });
+  element.append(count);
   return {
     element,
+    advice,
     async capture() {
       await loaded();
-      const canvas = h('canvas', { width: video.videoWidth, height: video.videoHeight });
-      canvas.getContext('2d')!.drawImage(video, 0, 0);
+      const canvas = h('canvas');
+      draw(canvas, 1);
       return jpeg(canvas, 0.92);
     },
     async frame(longSide) {
       await loaded();
-      const scale = Math.min(1, longSide / Math.max(video.videoWidth, video.videoHeight));
-      small.width = Math.round(video.videoWidth * scale);
-      small.height = Math.round(video.videoHeight * scale);
-      small.getContext('2d')!.drawImage(video, 0, 0, small.width, small.height);
+      const crop = visible();
+      draw(small, Math.min(1, longSide / Math.max(crop.width, crop.height)));
       return jpeg(small, 0.8);
+    },
+    async countdown(seconds) {
+      count.hidden = false;
+      for (let left = seconds; left > 0; left--) {
+        count.textContent = String(left);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      count.hidden = true;
     },
     showAdvice(next) {
       const state = next === null ? 'none' : next.advice === 'ok' ? 'ok' : 'fix';
@@ -96,17 +126,15 @@ export async function openCamera(): Promise<CameraView> {
         advice.dataset.advice = next?.advice ?? 'none';
       }
       element.dataset.framing = state;
+      advice.dataset.framing = state;
       box.hidden = !next?.box || video.videoWidth === 0;
       if (!next?.box || box.hidden) return;
-      // The video fills the area like object-fit: cover and is mirrored, the box is in the frame's own (unmirrored) terms.
-      const scale = Math.max(element.clientWidth / video.videoWidth, element.clientHeight / video.videoHeight);
-      const offsetX = (element.clientWidth - video.videoWidth * scale) / 2;
-      const offsetY = (element.clientHeight - video.videoHeight * scale) / 2;
-      const left = element.clientWidth - (offsetX + (next.box.x + next.box.width) * video.videoWidth * scale);
-      box.style.left = `${left}px`;
-      box.style.top = `${offsetY + next.box.y * video.videoHeight * scale}px`;
-      box.style.width = `${next.box.width * video.videoWidth * scale}px`;
-      box.style.height = `${next.box.height * video.videoHeight * scale}px`;
+      // The frames are the preview's own view, unmirrored; the preview is mirrored.
+      const { clientWidth: width, clientHeight: height } = element;
+      box.style.left = `${width * (1 - next.box.x - next.box.width)}px`;
+      box.style.top = `${next.box.y * height}px`;
+      box.style.width = `${next.box.width * width}px`;
+      box.style.height = `${next.box.height * height}px`;
     },
     stop() {
       for (const track of stream.getTracks()) track.stop();

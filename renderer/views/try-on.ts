@@ -121,6 +121,9 @@ const rememberTryOns = (): void => {
   }
 };
 
+/** Smooth scrolling, unless the person asked for less motion. */
+const smoothly = (): ScrollBehavior => (matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth');
+
 /** The Try on screen. */
 export const renderTryOn: Screen = (root) => {
   let camera: CameraView | null = null;
@@ -166,6 +169,7 @@ export const renderTryOn: Screen = (root) => {
   const stopCamera = (): void => {
     stopFraming?.();
     stopFraming = null;
+    camera?.advice.remove();
     camera?.stop();
     camera = null;
     captureButton.hidden = true;
@@ -184,6 +188,7 @@ export const renderTryOn: Screen = (root) => {
       }
       camera = opened;
       replace(photoArea, opened.element);
+      photoArea.before(opened.advice);
       stopFraming = watchFraming(opened, (advice) => {
         opened.showAdvice(advice);
         captureButton.classList.toggle('ready', advice?.advice === 'ok');
@@ -200,6 +205,10 @@ export const renderTryOn: Screen = (root) => {
   };
   startCameraButton.onclick = () => void startCamera();
   captureButton.onclick = async () => {
+    if (!camera) return;
+    captureButton.disabled = true;
+    await camera.countdown(3);
+    captureButton.disabled = false;
     if (!camera) return;
     const blob = await camera.capture();
     stopCamera();
@@ -593,7 +602,7 @@ export const renderTryOn: Screen = (root) => {
                 ),
               );
             takeHome.hidden = false;
-            takeHome.scrollIntoView({ behavior: 'smooth', block: 'nearest' });
+            takeHome.scrollIntoView({ behavior: smoothly(), block: 'nearest' });
           } catch (error) {
             toast(plainWords(error), 'error');
           } finally {
@@ -637,7 +646,7 @@ export const renderTryOn: Screen = (root) => {
         takeHome,
       );
       // The result is what everyone is waiting for: bring it into view and put the focus on it.
-      resultSection.scrollIntoView({ behavior: 'smooth', block: 'start' });
+      resultSection.scrollIntoView({ behavior: smoothly(), block: 'start' });
       title.tabIndex = -1;
       title.focus({ preventScroll: true });
       return;
@@ -680,7 +689,7 @@ export const renderTryOn: Screen = (root) => {
     startButton.disabled = true;
     resultSection.hidden = false;
     replace(resultSection, h('h2', { id: 'result-title' }, 'Result'), h('p', { class: 'stage' }, 'Sending the photos…'));
-    resultSection.scrollIntoView({ behavior: 'smooth', block: 'start' });
+    resultSection.scrollIntoView({ behavior: smoothly(), block: 'start' });
     try {
       const body: Record<string, unknown> = {
         selfie: await dataUrlOf(customer.selfie.blob),

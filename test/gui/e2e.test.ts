@@ -40,7 +40,7 @@ test(
     const camera = await writeFakeCamera(dir);
     const ta = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 2500 })] });
     const browser = await launchBrowser(t, { fakeCamera: camera });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
     const page = await context.newPage();
     page.setDefaultTimeout(STEP_TIMEOUT);
     const pageErrors: string[] = [];
@@ -92,12 +92,13 @@ test(
     assert.ok(Object.values(FRAMING_MESSAGES).includes(advice), `"${advice}" is one of the framing messages`);
     await screenshot(page, '03-try-on-camera');
     await page.getByRole('button', { name: 'Take the photo' }).click();
-    const framingCalls = framingRequests.length;
-    assert.ok(framingCalls >= 1);
+    // The advice stays live through the 3-2-1 countdown; the camera and its frames stop with the photo.
     await page.waitForFunction(() => {
       const img = document.querySelector<HTMLImageElement>('#selfie-preview');
       return img !== null && img.complete && img.naturalWidth > 0;
     });
+    const framingCalls = framingRequests.length;
+    assert.ok(framingCalls >= 1);
     const photo = await page
       .locator('#selfie-preview')
       .evaluate((img: HTMLImageElement) => ({ width: img.naturalWidth, height: img.naturalHeight }));
