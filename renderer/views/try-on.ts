@@ -8,7 +8,7 @@ import type { Engine, TryOn } from '../../client/index.ts';
 import type { GarmentView, GuiSettings } from '../../server/gui/contract.ts';
 import { call, plainWords } from '../api.ts';
 import { cameraProblem, openCamera, type CameraView } from '../camera.ts';
-import { dataUrlOf, h, replace, toast } from '../dom.ts';
+import { dataUrlOf, h, replace, shrinkPhoto, toast } from '../dom.ts';
 import { watchFraming } from '../framing.ts';
 import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES, sizeStep } from '../sizes.ts';
 import type { Screen } from '../main.ts';
@@ -132,6 +132,8 @@ export const renderTryOn: Screen = (root) => {
   let catalogue: GarmentView[] = [];
   let engines: Engine[] = [];
   let polling = true;
+  /** The Idempotency-Key of a submit that got no reply, reused when staff press Start again. */
+  let retryKey: string | null = null;
   /** Which follow() is current: a new customer (or a new try-on) ends the one before. */
   let following = 0;
 
@@ -220,12 +222,14 @@ export const renderTryOn: Screen = (root) => {
     showSelfie();
     void startCamera();
   };
-  fileInput.onchange = () => {
-    const file = fileInput.files?.[0];
-    if (!file) return;
-    stopCamera();
-    customer.selfie = { blob: file, url: objectUrl(file) };
+  fileInput.onchange = async () => {
+    const chosen = fileInput.files?.[0];
     fileInput.value = '';
+    if (!chosen) return;
+    stopCamera();
+    replace(photoArea, h('div', { class: 'placeholder' }, 'Reading the photo…'));
+    const file = await shrinkPhoto(chosen);
+    customer.selfie = { blob: file, url: objectUrl(file) };
     showSelfie();
   };
 
@@ -338,17 +342,18 @@ export const renderTryOn: Screen = (root) => {
     );
   };
   search.oninput = renderGrid;
-  garmentFile.onchange = () => {
-    const file = garmentFile.files?.[0];
+  garmentFile.onchange = async () => {
+    const chosen = garmentFile.files?.[0];
     garmentFile.value = '';
-    if (!file) return;
+    if (!chosen) return;
+    const file = await shrinkPhoto(chosen);
     if (picked.length >= MAX_ITEMS) {
       toast(`At most ${MAX_ITEMS} garments per try-on.`, 'error');
       return;
     }
     picked.push({
       key: `upload-${objectUrls.size}`,
-      label: file.name || 'Garment photo',
+      label: chosen.name || 'Garment photo',
       url: objectUrl(file),
       category: 'auto',
       sizes: [],
@@ -701,7 +706,17 @@ export const renderTryOn: Screen = (root) => {
         styling: [...styling],
       };
       if (engineSelect.value) body.engine = engineSelect.value;
-      const accepted = await call<{ genId: string }>('POST', '/api/v1/try-on', body, { 'idempotency-key': crypto.randomUUID() });
+      // A submit whose reply was lost (the network, a restart) is sent again with the same key: the appliance
+      // answers with the try-on it already has, and nothing is charged twice.
+      retryKey ??= crypto.randomUUID();
+      let accepted: { genId: string };
+      try {
+        accepted = await call<{ genId: string }>('POST', '/api/v1/try-on', body, { 'idempotency-key': retryKey });
+        retryKey = null;
+      } catch (error) {
+        if ((error as { status?: number }).status !== 0) retryKey = null;
+        throw error;
+      }
       genIds.push(accepted.genId);
       rememberTryOns();
       await follow(accepted.genId);

@@ -1,6 +1,7 @@
 /**
  * The camera's photo is what its preview shows: a 16:9 camera in the 3:4 preview is cropped to the preview's
- * view, at the camera's own resolution, after a 3-2-1 countdown over the preview.
+ * view, at the camera's own resolution, after a 3-2-1 countdown over the preview. A phone's photo file is
+ * shrunk before it is sent.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,7 +10,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestAppliance } from '../helpers/appliance.ts';
 import { browserMissing, launchBrowser, signInWithKey } from './browser.ts';
-import { writeFakeCamera } from './media.ts';
+import sharp from 'sharp';
+import { garmentJpeg, personJpeg, writeFakeCamera } from './media.ts';
 
 const skip = browserMissing() ?? false;
 
@@ -37,4 +39,28 @@ test('a 16:9 camera gives a 3:4 photo, the preview’s own view, after a countdo
     Math.abs(photo.width / photo.height - preview!.width / preview!.height) < 0.01,
     `${photo.width}×${photo.height} has the preview’s shape`,
   );
+});
+
+test('a 12-megapixel photo file is shrunk in the browser before it is sent', { skip, timeout: 120_000 }, async (t) => {
+  const ta = await startTestAppliance(t);
+  const browser = await launchBrowser(t);
+  const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+  page.setDefaultTimeout(30_000);
+  const bodies: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url().endsWith('/api/v1/try-on')) bodies.push(request.postData() ?? '');
+  });
+  await signInWithKey(page, ta.url, ta.adminKey);
+  const big = await sharp(await personJpeg(600, 800))
+    .resize(3000, 4000)
+    .jpeg({ quality: 90 })
+    .toBuffer();
+  await page.locator('#selfie-file').setInputFiles({ name: 'phone.jpg', mimeType: 'image/jpeg', buffer: big });
+  await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+  await page.getByRole('button', { name: 'Start the try-on' }).click();
+  await page.locator('#result-image').waitFor();
+  const sent = JSON.parse(bodies[0]!) as { selfie: string };
+  const selfie = Buffer.from(sent.selfie.replace(/^data:[^,]+,/, ''), 'base64');
+  const { width, height } = await sharp(selfie).metadata();
+  assert.deepEqual([width, height], [1536, 2048], 'the long side is 2048 px, the shape kept');
 });
