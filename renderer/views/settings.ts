@@ -40,7 +40,9 @@ function secretBox(label: string, value: string, id: string): HTMLElement {
 }
 
 /** The Settings screen. */
-export const renderSettings: Screen = (root) => {
+export const renderSettings: Screen = (root, info) => {
+  // Staff signed in with the PIN see what is set, and change nothing: that is the admin's, with the key.
+  const staff = info.via === 'pin';
   let settings: GuiSettings | null = null;
   const keysBox = h('div', { id: 'keys' });
   const shownOnce = h('div', { id: 'new-key', 'aria-live': 'polite' });
@@ -255,32 +257,47 @@ export const renderSettings: Screen = (root) => {
     h('button', { type: 'submit', class: 'button primary' }, 'Set PIN'),
   );
 
+  const adminOnly = staff
+    ? h(
+        'p',
+        { class: 'warning-box', id: 'staff-note' },
+        'API keys, the webhook secret, vouchers, the staff PIN and the shop’s choices are changed by the admin: sign out and sign in with the admin key.',
+      )
+    : null;
   replace(
     root,
     h('h1', {}, 'Settings'),
-    h(
-      'div',
-      { class: 'settings-grid' },
-      section(
-        'keys-section',
-        'API keys',
-        h('p', { class: 'hint' }, 'Apps (a till, the web shop) call the appliance with a key.'),
-        shownOnce,
-        keysBox,
-        createForm,
-      ),
-      section('engines-section', 'Engines', enginesBox),
-      section('voucher-section', 'Redeem a voucher', voucherForm),
-      section(
-        'webhook-section',
-        'Webhook secret',
-        h('p', { class: 'hint' }, 'Apps check that webhooks come from this appliance with it.'),
-        secretHolder,
-        h('div', { class: 'actions' }, revealButton, rotateSecretButton),
-      ),
-      section('retention-section', 'Data retention', retentionBox),
-      section('pin-section', 'Staff PIN', pinForm),
-    ),
+    adminOnly,
+    staff
+      ? h(
+          'div',
+          { class: 'settings-grid' },
+          section('engines-section', 'Engines', enginesBox),
+          section('retention-section', 'Data retention', retentionBox),
+        )
+      : h(
+          'div',
+          { class: 'settings-grid' },
+          section(
+            'keys-section',
+            'API keys',
+            h('p', { class: 'hint' }, 'Apps (a till, the web shop) call the appliance with a key.'),
+            shownOnce,
+            keysBox,
+            createForm,
+          ),
+          section('engines-section', 'Engines', enginesBox),
+          section('voucher-section', 'Redeem a voucher', voucherForm),
+          section(
+            'webhook-section',
+            'Webhook secret',
+            h('p', { class: 'hint' }, 'Apps check that webhooks come from this appliance with it.'),
+            secretHolder,
+            h('div', { class: 'actions' }, revealButton, rotateSecretButton),
+          ),
+          section('retention-section', 'Data retention', retentionBox),
+          section('pin-section', 'Staff PIN', pinForm),
+        ),
   );
 
   call<GuiSettings>('GET', '/gui/api/settings')
@@ -304,6 +321,7 @@ export const renderSettings: Screen = (root) => {
             type: 'checkbox',
             id: 'erase-on-new-customer',
             checked: loaded.eraseOnNewCustomer,
+            disabled: staff,
             onchange: async (event: Event) => {
               const box = event.currentTarget as HTMLInputElement;
               try {
@@ -317,11 +335,14 @@ export const renderSettings: Screen = (root) => {
           }),
           ' “New customer” also erases the previous customer’s photos',
         ),
+        staff ? h('p', { class: 'hint' }, 'Only the admin can change this.') : null,
         h('p', { class: 'hint' }, `fittingroom ${loaded.version}`),
       );
     })
     .catch((error: unknown) => replace(retentionBox, h('p', { class: 'error-box' }, plainWords(error))))
-    .finally(() => void loadKeys());
+    .finally(() => {
+      if (!staff) void loadKeys();
+    });
 
   call<Engine[]>('GET', '/api/v1/engines')
     .then((engines) =>

@@ -44,7 +44,7 @@ function stat(id: string, label: string, value: string, note?: string): HTMLElem
 }
 
 /** The Usage screen. */
-export const renderUsage: Screen = (root) => {
+export const renderUsage: Screen = (root, info) => {
   const stats = h('div', { class: 'stats' }, h('p', { class: 'hint' }, 'Loading…'));
   const charts = h('div', { class: 'charts' });
   const ledger = h('div', { class: 'ledger' });
@@ -99,6 +99,10 @@ export const renderUsage: Screen = (root) => {
     })
     .catch((error: unknown) => replace(charts, h('p', { class: 'error-box' }, plainWords(error))));
 
+  if (info.via === 'pin') {
+    replace(ledger, h('p', { class: 'hint', id: 'ledger-admin-only' }, 'The ledger is the admin’s: sign in with the admin key to see it.'));
+    return;
+  }
   call<LedgerPage>('GET', '/api/v1/ledger?limit=50')
     .then((page) => {
       if (page.data.length === 0) {

@@ -9,6 +9,8 @@ export interface AuthContext {
   key: ApiKeyRecord;
   /** Set when the caller is a signed-in GUI session acting as `key`. */
   sessionId?: string;
+  /** A session signed in with the staff PIN: shop-floor work only (try on, catalogue, history), never administration. */
+  staff?: boolean;
 }
 
 declare global {

@@ -79,14 +79,14 @@ export function checkCsrf(req: Request, token: string): void {
  */
 export function guiSessionAuth(state: () => State): {
   tokenOf(req: Request): string | undefined;
-  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord } | undefined;
+  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord; staff: boolean } | undefined;
   checkCsrf(req: Request, token: string): void;
 } {
   return {
     tokenOf: sessionTokenOf,
     find(token, now) {
       const found = findSession(state(), token, now);
-      return found && { sessionId: found.session.id, key: found.key };
+      return found && { sessionId: found.session.id, key: found.key, staff: found.session.via === 'pin' };
     },
     checkCsrf,
   };

@@ -293,3 +293,46 @@ test('PIN guessing: 300 parallel wrong PINs get 5 real tries; the wait survives 
   await session(second.url, { method: 'key', key: first.adminKey });
   await session(second.url, { method: 'pin', pin: '482913' });
 });
+
+test('staff signed in with the PIN do the shop floor’s work and no administration; the admin key does both', async (t) => {
+  const ta = await startTestAppliance(t);
+  const admin = await session(ta.url, { method: 'key', key: ta.adminKey, newPin: '482913' });
+  const staff = await session(ta.url, { method: 'pin', pin: '482913' });
+  const asStaff = (method: string, path: string, body?: unknown) =>
+    fetch(`${ta.url}${path}`, {
+      method,
+      headers: { cookie: staff.cookie, 'x-csrf-token': staff.csrf, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const garment = { name: 'Linen shirt', category: 'top', sizes: ['M'], image: (await garmentJpeg()).toString('base64') };
+  for (const [method, path, body] of [
+    ['GET', '/api/v1/try-on'],
+    ['GET', '/api/v1/account'],
+    ['GET', '/api/v1/engines'],
+    ['GET', '/gui/api/garments'],
+    ['POST', '/gui/api/garments', garment],
+    ['GET', '/gui/api/settings'],
+  ] as const) {
+    const response = await asStaff(method, path, body);
+    assert.ok(response.status < 300, `staff: ${method} ${path} is ${response.status}`);
+  }
+  for (const [method, path, body] of [
+    ['POST', '/api/v1/keys', { name: 'sneaky', scope: 'admin' }],
+    ['GET', '/api/v1/keys'],
+    ['GET', '/api/v1/webhooks/secret'],
+    ['POST', '/api/v1/webhooks/secret/rotate'],
+    ['GET', '/api/v1/ledger'],
+    ['POST', '/api/v1/credits/redeem', { voucher: 'frv1.x.y.z' }],
+    ['PUT', '/gui/api/pin', { pin: '1111' }],
+    ['PUT', '/gui/api/settings', { eraseOnNewCustomer: true }],
+  ] as const) {
+    const response = await asStaff(method, path, body);
+    assert.equal(response.status, 403, `staff: ${method} ${path}`);
+  }
+  const created = await fetch(`${ta.url}/api/v1/keys`, {
+    method: 'POST',
+    headers: { cookie: admin.cookie, 'x-csrf-token': admin.csrf, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'till', scope: 'standard' }),
+  });
+  assert.equal(created.status, 201, 'the admin key’s session may');
+});

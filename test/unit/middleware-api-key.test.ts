@@ -56,7 +56,7 @@ describe('apiKey() middleware', () => {
     const csrfChecked: string[] = [];
     const sessions: SessionAuth = {
       tokenOf: (req) => req.get('cookie')?.replace('s=', ''),
-      find: (token) => (token === 'live' ? { sessionId: 'ses_1', key: admin.record } : undefined),
+      find: (token) => (token === 'live' ? { sessionId: 'ses_1', key: admin.record, staff: false } : undefined),
       checkCsrf: (req, token) => {
         csrfChecked.push(token);
         if (req.method === 'POST' && req.get('x-csrf-token') !== 'right') throw new ApiError('forbidden', 'no CSRF token');
@@ -86,5 +86,13 @@ describe('apiKey() middleware', () => {
     assert.equal(check(admin.record), undefined);
     assert.equal((check(standard.record) as ApiError).code, 'forbidden');
     assert.equal((check(undefined) as ApiError).code, 'unauthorized');
+  });
+
+  test('requireScope: staff signed in with the PIN do the shop floor’s work, never administration', () => {
+    const staff = { auth: { key: admin.record, sessionId: 'ses_1', staff: true } } as unknown as Request;
+    const refused = run(requireScope('admin') as never, staff).error as ApiError;
+    assert.equal(refused.code, 'forbidden');
+    assert.match(refused.message, /sign in with the admin key/);
+    assert.equal(run(requireScope('admin', { shopFloor: true }) as never, staff).error, undefined);
   });
 });

@@ -9,8 +9,8 @@ import '../request-context.ts';
 export interface SessionAuth {
   /** The session token the request carries, if any. */
   tokenOf(req: Request): string | undefined;
-  /** The live session's id and its admin key; undefined when it has ended or its key was revoked. */
-  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord } | undefined;
+  /** The live session's id, its admin key, and whether staff signed in with the PIN; undefined when it has ended. */
+  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord; staff: boolean } | undefined;
   /** Throws a 403 ApiError when a state-changing request fails the session's CSRF rules. */
   checkCsrf(req: Request, token: string): void;
 }
@@ -44,7 +44,7 @@ export function apiKey({ store, clock, sessions }: ApiKeyOptions): RequestHandle
         next(error);
         return;
       }
-      req.auth = { key: found.key, sessionId: found.sessionId };
+      req.auth = { key: found.key, sessionId: found.sessionId, ...(found.staff ? { staff: true } : {}) };
       next();
       return;
     }
@@ -63,12 +63,17 @@ export function apiKey({ store, clock, sessions }: ApiKeyOptions): RequestHandle
   };
 }
 
-/** Allows only keys with the given scope (`admin` keys may do everything). */
-export function requireScope(scope: KeyScope): RequestHandler {
+/**
+ * Allows only keys with the given scope (`admin` keys may do everything). Staff signed in with the PIN act as an
+ * admin key for the shop floor, but administration is refused them unless `shopFloor` says the call is theirs.
+ */
+export function requireScope(scope: KeyScope, options: { shopFloor?: boolean } = {}): RequestHandler {
   return (req, _res, next) => {
     const key = req.auth?.key;
     if (!key) next(new ApiError('unauthorized', 'An API key is required.'));
     else if (scope === 'admin' && key.scope !== 'admin') next(new ApiError('forbidden', 'This call needs an admin key.'));
+    else if (scope === 'admin' && req.auth?.staff && !options.shopFloor)
+      next(new ApiError('forbidden', 'Staff signed in with the PIN cannot change this; sign in with the admin key.'));
     else next();
   };
 }

@@ -131,7 +131,7 @@ export function guiRoutes(deps: AppDeps): Router {
   router.post(
     '/framing',
     apiKey({ store, clock, sessions }),
-    requireScope('admin'),
+    requireScope('admin', { shopFloor: true }),
     ...jpegFrameBody(),
     async (req: Request, res: Response) => {
       res.setHeader('Cache-Control', 'no-store');
@@ -140,7 +140,8 @@ export function guiRoutes(deps: AppDeps): Router {
   );
 
   // Everything below needs a session (with its CSRF token on changes) or an admin key.
-  router.use(apiKey({ store, clock, sessions }), requireScope('admin'), ...body);
+  // Staff signed in with the PIN may do the shop floor's work here; changing the PIN or the settings is the admin's.
+  router.use(apiKey({ store, clock, sessions }), requireScope('admin', { shopFloor: true }), ...body);
 
   router.delete('/session', async (req, res) => {
     const sessionId = authOf(req).sessionId;
@@ -153,7 +154,7 @@ export function guiRoutes(deps: AppDeps): Router {
     res.status(204).end();
   });
 
-  router.put('/pin', async (req, res) => {
+  router.put('/pin', requireScope('admin'), async (req, res) => {
     const pin = checkPinShape(((req.body ?? {}) as Record<string, unknown>).pin);
     const hash = await hashPin(pin);
     await store.mutate((state) => {
@@ -176,7 +177,7 @@ export function guiRoutes(deps: AppDeps): Router {
   });
 
   // The shop's choices for the shop floor (only one so far).
-  router.put('/settings', async (req, res) => {
+  router.put('/settings', requireScope('admin'), async (req, res) => {
     const value = ((req.body ?? {}) as Record<string, unknown>).eraseOnNewCustomer;
     if (typeof value !== 'boolean')
       throw new ApiError('validation_failed', 'eraseOnNewCustomer: must be true or false', {
