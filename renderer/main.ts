@@ -28,6 +28,25 @@ const SCREENS: { id: string; label: string; render: Screen }[] = [
 const app = document.getElementById('app')!;
 let leave: (() => void) | void = undefined;
 
+/** A counter left alone this long locks: staff signed in with the PIN are signed out. */
+export const IDLE_LOCK_MS = 5 * 60_000;
+let stopIdleLock: (() => void) | null = null;
+
+/** Signs a PIN session out after IDLE_LOCK_MS with no touch, key or pointer, so the next person needs the PIN. */
+function lockWhenIdle(signOut: () => void): () => void {
+  let timer = setTimeout(signOut, IDLE_LOCK_MS);
+  const active = (): void => {
+    clearTimeout(timer);
+    timer = setTimeout(signOut, IDLE_LOCK_MS);
+  };
+  const events = ['pointerdown', 'keydown', 'wheel', 'touchstart'] as const;
+  for (const event of events) window.addEventListener(event, active, { passive: true });
+  return () => {
+    clearTimeout(timer);
+    for (const event of events) window.removeEventListener(event, active);
+  };
+}
+
 async function session(): Promise<SessionInfo> {
   return call<SessionInfo>('GET', '/gui/api/session');
 }
@@ -43,6 +62,8 @@ async function start(): Promise<void> {
   }
   if (!info.signedIn) {
     leave?.();
+    stopIdleLock?.();
+    stopIdleLock = null;
     renderSignIn(app, info, () => void start());
     return;
   }
@@ -51,6 +72,18 @@ async function start(): Promise<void> {
 }
 
 function showApp(info: SessionInfo): void {
+  stopIdleLock?.();
+  stopIdleLock = null;
+  if (info.via === 'pin') {
+    stopIdleLock = lockWhenIdle(() => {
+      void call('DELETE', '/gui/api/session')
+        .catch(() => undefined)
+        .then(() => {
+          setCsrfToken('');
+          void start();
+        });
+    });
+  }
   const main = h('main', { id: 'screen', tabindex: '-1' });
   const links = SCREENS.map((screen) => h('a', { href: `#/${screen.id}`, class: 'nav-link', 'data-screen': screen.id }, screen.label));
   const signOut = h(
@@ -59,6 +92,8 @@ function showApp(info: SessionInfo): void {
       class: 'button quiet',
       type: 'button',
       onclick: async () => {
+        stopIdleLock?.();
+        stopIdleLock = null;
         await call('DELETE', '/gui/api/session').catch(() => undefined);
         setCsrfToken('');
         location.hash = '#/try-on';
