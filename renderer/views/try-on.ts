@@ -121,6 +121,29 @@ const rememberTryOns = (): void => {
   }
 };
 
+/** A button that stays disabled while its action runs, and says in plain words why an action failed. */
+function actionButton(attributes: { class: string; id: string }, label: string, action: () => Promise<void>): HTMLButtonElement {
+  const button: HTMLButtonElement = h(
+    'button',
+    {
+      type: 'button',
+      ...attributes,
+      onclick: async () => {
+        button.disabled = true;
+        try {
+          await action();
+        } catch (error) {
+          toast(plainWords(error), 'error');
+        } finally {
+          button.disabled = false;
+        }
+      },
+    },
+    label,
+  );
+  return button;
+}
+
 /** Smooth scrolling, unless the person asked for less motion. */
 const smoothly = (): ScrollBehavior => (matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth');
 
@@ -487,38 +510,21 @@ export const renderTryOn: Screen = (root) => {
   };
 
   const eraseButton = (): HTMLButtonElement =>
-    h(
-      'button',
-      {
-        type: 'button',
-        class: 'button danger',
-        id: 'erase',
-        onclick: async (event: Event) => {
-          const button = event.currentTarget as HTMLButtonElement;
-          button.disabled = true;
-          try {
-            for (const id of genIds) await call('DELETE', `/api/v1/try-on/${id}`);
-            genIds.length = 0;
-            rememberTryOns();
-            stopCamera();
-            customer.selfie = null;
-            for (const item of [...picked]) if (item.uploaded) picked.splice(picked.indexOf(item), 1);
-            for (const url of objectUrls) URL.revokeObjectURL(url);
-            objectUrls.clear();
-            resultSection.hidden = true;
-            resultSection.replaceChildren();
-            showSelfie();
-            renderPicked();
-            toast('The customer’s photos are erased.');
-          } catch (error) {
-            toast(plainWords(error), 'error');
-          } finally {
-            button.disabled = false;
-          }
-        },
-      },
-      'Erase the customer’s photos',
-    );
+    actionButton({ class: 'button danger', id: 'erase' }, 'Erase the customer’s photos', async () => {
+      for (const id of genIds) await call('DELETE', `/api/v1/try-on/${id}`);
+      genIds.length = 0;
+      rememberTryOns();
+      stopCamera();
+      customer.selfie = null;
+      for (const item of [...picked]) if (item.uploaded) picked.splice(picked.indexOf(item), 1);
+      for (const url of objectUrls) URL.revokeObjectURL(url);
+      objectUrls.clear();
+      resultSection.hidden = true;
+      resultSection.replaceChildren();
+      showSelfie();
+      renderPicked();
+      toast('The customer’s photos are erased.');
+    });
 
   /**
    * The next customer: photo, garments, sizes, choices and result cleared in one tap; the previous customer's
@@ -567,56 +573,39 @@ export const renderTryOn: Screen = (root) => {
   // The QR code the customer's phone scans to download the picture (a link that works for an hour).
   const takeHome = h('div', { class: 'take-home', id: 'take-home', hidden: true });
   const takeHomeButton = (genId: string): HTMLButtonElement =>
-    h(
-      'button',
-      {
-        type: 'button',
-        class: 'button primary',
-        id: 'take-home-button',
-        onclick: async (event: Event) => {
-          const button = event.currentTarget as HTMLButtonElement;
-          button.disabled = true;
-          try {
-            const share = await call<{ url: string; expiresAt: string; qrSvg: string; reachable: boolean }>(
-              'POST',
-              `/gui/api/try-on/${genId}/share`,
-            );
-            const until = new Date(share.expiresAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-            replace(
-              takeHome,
-              h('img', {
-                src: `data:image/svg+xml;base64,${btoa(share.qrSvg)}`,
-                alt: 'QR code: scan it with your phone to download the picture',
-                class: 'qr',
-                id: 'qr',
-              }),
-              h(
-                'p',
-                {},
-                'Scan with your phone’s camera to download the picture (on the shop’s Wi-Fi). ',
-                h('span', { class: 'hint' }, `The link works until ${until}.`),
-              ),
-              h('p', { class: 'mono' }, share.url),
-            );
-            if (!share.reachable)
-              takeHome.append(
-                h(
-                  'p',
-                  { class: 'warning-box', id: 'take-home-warning' },
-                  'Phones cannot open this link yet: the appliance listens only on this PC. Start it with --host 0.0.0.0 (or set --public-url) to let phones on the shop’s network reach it.',
-                ),
-              );
-            takeHome.hidden = false;
-            takeHome.scrollIntoView({ behavior: smoothly(), block: 'nearest' });
-          } catch (error) {
-            toast(plainWords(error), 'error');
-          } finally {
-            button.disabled = false;
-          }
-        },
-      },
-      'Take it home (QR code)',
-    );
+    actionButton({ class: 'button primary', id: 'take-home-button' }, 'Take it home (QR code)', async () => {
+      const share = await call<{ url: string; expiresAt: string; qrSvg: string; reachable: boolean }>(
+        'POST',
+        `/gui/api/try-on/${genId}/share`,
+      );
+      const until = new Date(share.expiresAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+      replace(
+        takeHome,
+        h('img', {
+          src: `data:image/svg+xml;base64,${btoa(share.qrSvg)}`,
+          alt: 'QR code: scan it with your phone to download the picture',
+          class: 'qr',
+          id: 'qr',
+        }),
+        h(
+          'p',
+          {},
+          'Scan with your phone’s camera to download the picture (on the shop’s Wi-Fi). ',
+          h('span', { class: 'hint' }, `The link works until ${until}.`),
+        ),
+        h('p', { class: 'mono' }, share.url),
+      );
+      if (!share.reachable)
+        takeHome.append(
+          h(
+            'p',
+            { class: 'warning-box', id: 'take-home-warning' },
+            'Phones cannot open this link yet: the appliance listens only on this PC. Start it with --host 0.0.0.0 (or set --public-url) to let phones on the shop’s network reach it.',
+          ),
+        );
+      takeHome.hidden = false;
+      takeHome.scrollIntoView({ behavior: smoothly(), block: 'nearest' });
+    });
 
   const showResult = (view: TryOn): void => {
     const title = h('h2', { id: 'result-title' }, 'Result');
