@@ -86,16 +86,39 @@ const PLAIN: Record<string, string> = {
   timeout: 'The try-on took too long and was stopped. Please try again.',
   conflict: 'That cannot be done right now.',
   not_found: 'That item no longer exists.',
+  storage_unavailable: 'The appliance’s disk is full or failing, so nothing was saved. Free some space, then try again.',
+  request_timeout: 'The photos stopped arriving. Check the connection, then try again.',
 };
+
+/** The API's field names, as staff call those things. */
+const FIELDS: [RegExp, (match: RegExpMatchArray) => string][] = [
+  [/^selfie: /, () => 'The customer photo: '],
+  [/^items\[(\d+)\]: /, (match) => `Garment ${Number(match[1]) + 1}: `],
+  [/^items: /, () => 'The garments: '],
+  [/^categories: /, () => 'The garments: '],
+  [/^styling: /, () => 'Styling: '],
+  [/^(size|personSize): /, () => 'The size: '],
+];
+
+/** A server's sentence with the API's field name at its start put in the shop's words. */
+function plainField(detail: string): string {
+  for (const [pattern, words] of FIELDS) {
+    const match = detail.match(pattern);
+    if (match) return detail.replace(pattern, words(match));
+  }
+  return detail;
+}
+
+/** Problems whose detail is already a plain sentence that says more than the general words (a wait, a reason). */
+const DETAILED = new Set(['validation_failed', 'invalid_image', 'conflict', 'invalid_request', 'forbidden', 'rate_limited']);
 
 /** What an error (or a failed try-on's error code) means, in plain words. */
 export function plainWords(error: unknown): string {
   if (error instanceof ApiProblem) {
     const general = PLAIN[error.code];
-    if (error.code === 'validation_failed' || error.code === 'conflict' || error.code === 'invalid_request') {
-      return error.problem?.detail ?? general ?? error.message;
-    }
-    return general ?? error.problem?.detail ?? error.message;
+    const detail = error.problem?.detail;
+    if (DETAILED.has(error.code) && detail) return plainField(detail);
+    return general ?? detail ?? error.message;
   }
   if (typeof error === 'object' && error !== null && 'code' in error) {
     const code = String((error as { code: unknown }).code);

@@ -19,11 +19,12 @@ const LEFT = 40;
 const BOTTOM = 28;
 const TOP = 12;
 
+/** The top of the value axis: four whole-number steps (1, 2, 3 or 5 times a power of ten) that reach `value`. */
 function niceMax(value: number): number {
-  if (value <= 4) return 4;
-  const step = 10 ** Math.floor(Math.log10(value));
-  for (const factor of [1, 2, 2.5, 5, 10]) if (value <= step * factor) return step * factor;
-  return step * 10;
+  const wanted = Math.max(1, value / 4);
+  const power = 10 ** Math.floor(Math.log10(wanted));
+  for (const factor of [1, 2, 3, 5, 10]) if (wanted <= power * factor) return 4 * power * factor;
+  return 40 * power;
 }
 
 /** A stacked bar chart with a legend. */

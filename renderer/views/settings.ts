@@ -362,7 +362,7 @@ export const renderSettings: Screen = (root, info) => {
                   h(
                     'span',
                     { class: 'hint' },
-                    ` ${engine.device} · about ${engine.typicalSeconds} s · ${engine.resolution.width}×${engine.resolution.height}`,
+                    ` ${engine.device} · ${engine.typicalSeconds > 0 ? `about ${engine.typicalSeconds} s a try-on` : 'time not measured yet'} · ${engine.resolution.width}×${engine.resolution.height}`,
                   ),
                   engine.reason && h('p', { class: 'hint' }, engine.reason),
                 ),

@@ -43,6 +43,15 @@ function stat(id: string, label: string, value: string, note?: string): HTMLElem
   );
 }
 
+/**
+ * What an entry did to the credits staff can use, with its sign: a reservation takes one (−1), a release gives
+ * it back (+1), a capture spends the one already taken (0).
+ */
+function signedCredits(entry: { type: string; amount: number }): string {
+  const effect = entry.type === 'reserve' || entry.type === 'expire' ? -entry.amount : entry.type === 'capture' ? 0 : entry.amount;
+  return effect > 0 ? `+${effect}` : effect < 0 ? `−${-effect}` : '0';
+}
+
 /** The Usage screen. */
 export const renderUsage: Screen = (root, info) => {
   const stats = h('div', { class: 'stats' }, h('p', { class: 'hint' }, 'Loading…'));
@@ -136,7 +145,7 @@ export const renderUsage: Screen = (root, info) => {
                 {},
                 h('td', {}, when(entry.at)),
                 h('td', {}, LEDGER_WORDS[entry.type] ?? entry.type),
-                h('td', { class: 'num' }, String(entry.amount)),
+                h('td', { class: 'num' }, signedCredits(entry)),
                 h('td', {}, entry.lot),
                 h('td', { class: 'mono' }, entry.genId ?? ''),
               ),
