@@ -30,11 +30,11 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  // Every request gets its id first, so that even a refused Host is answered with one.
   app.use(requestId(), hostCheck({ allowedHosts: deps.config.allowedHosts, publicBaseUrl: deps.config.publicBaseUrl }));
   app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));
 
   const api = express.Router();
-  api.use(requestId());
   api.use(healthRoutes(deps));
   // The GUI's session cookie signs in as its admin key: the middleware is given that, and knows no feature.
   api.use(apiKey({ store: deps.store, clock: deps.clock, sessions: guiSessionAuth(() => deps.store.state) }));
@@ -51,10 +51,9 @@ export function createApp(deps: AppDeps): Express {
 
   app.use('/api/v1', api);
   app.use('/gui/api', guiRoutes(deps));
-  app.use(requestId(), takeHomeRoutes(deps));
+  app.use(takeHomeRoutes(deps));
   app.use(guiPages(deps.log));
-  app.use('/api', requestId(), notFound());
-  app.use(requestId(), notFound());
+  app.use(notFound());
   app.use(problemHandler(deps.log));
   return app;
 }

@@ -3,6 +3,7 @@
  * requestId: set by requestId(); auth: set by apiKey() on authenticated routes.
  */
 import type { ApiKeyRecord } from '../store/schema.ts';
+import type { Viewer } from '../tryons/service.ts';
 
 /** The caller, as established by apiKey(). */
 export interface AuthContext {
@@ -30,7 +31,7 @@ export function authOf(req: { auth?: AuthContext }): AuthContext {
 }
 
 /** The caller as a viewer of try-ons: an admin key sees all of them, a standard key its own lineage's. */
-export function viewerOf(req: { auth?: AuthContext }): { lineageId: string; seesAll: boolean } {
+export function viewerOf(req: { auth?: AuthContext }): Viewer {
   const { key } = authOf(req);
   return { lineageId: key.lineageId, seesAll: key.scope === 'admin' };
 }

@@ -8,7 +8,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { applyEntry, baseBalances, expireDueCredits, ledgerBaseOf } from '../credits/ledger.ts';
-import type { Archive } from '../store/archive.ts';
+import { findGeneration, type Archive } from '../store/archive.ts';
 import type { GenerationRecord, State } from '../store/schema.ts';
 import { sweepIdempotency } from '../idempotency/idempotency.ts';
 import { listImageDirs, removeGenerationImages } from '../images/files.ts';
@@ -77,7 +77,7 @@ function erasedCopy(record: GenerationRecord, what: 'all' | 'inputs'): Generatio
 export async function cleanOrphans(store: Store, archive: Archive): Promise<number> {
   let removed = 0;
   for (const id of await listImageDirs(store.dataDir)) {
-    const record = store.state.generations[id] ?? archive.generation(id);
+    const record = findGeneration(store.state, archive, id);
     if (!record || record.erased) {
       await removeGenerationImages(store.dataDir, id);
       removed++;

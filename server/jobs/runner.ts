@@ -32,7 +32,7 @@ import { removeImage, storeImage } from '../images/files.ts';
 import { probeImage } from '../images/probe.ts';
 import { convertImage } from '../engines/encode.ts';
 import { isStorageFailure } from '../kernel/errors.ts';
-import type { Archive } from '../store/archive.ts';
+import { findGeneration, type Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
 import type { GenerationRecord } from '../store/schema.ts';
 
@@ -315,7 +315,7 @@ export class JobRunner {
   private async eraseInputs(id: string): Promise<void> {
     const { store, archive } = this.options;
     // The archiver may have moved the finished record already.
-    const inputs = (store.state.generations[id] ?? archive.generation(id))?.inputs;
+    const inputs = findGeneration(store.state, archive, id)?.inputs;
     if (!inputs) return;
     await this.durably(() => markErasedAnywhere(store, archive, id, 'inputs'));
     for (const image of [inputs.selfie, ...inputs.items]) await removeImage(store.dataDir, image);

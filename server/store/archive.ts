@@ -12,10 +12,15 @@
  */
 import { join } from 'node:path';
 import { appendLinesDurably, mkdirDurably, readJsonLines } from '../kernel/durable-fs.ts';
-import type { GenerationRecord, LedgerEntry } from './schema.ts';
+import type { GenerationRecord, LedgerEntry, State } from './schema.ts';
 
 const GENERATIONS = 'generations.jsonl';
 const LEDGER = 'ledger.jsonl';
+
+/** A try-on wherever its record lives: the state's copy (the newer, after a crash mid-move), else the archive's. */
+export function findGeneration(state: State, archive: Archive, id: string): GenerationRecord | undefined {
+  return Object.hasOwn(state.generations, id) ? state.generations[id] : archive.generation(id);
+}
 
 export class Archive {
   private readonly dir: string;

@@ -15,7 +15,7 @@ import { cancelGeneration, createGeneration, getGeneration, isTerminal, markEras
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import { markErasedAnywhere } from '../jobs/retention.ts';
 import type { EngineCatalog, JobRunner, LiveProgress } from '../jobs/runner.ts';
-import type { Archive } from '../store/archive.ts';
+import { findGeneration, type Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
 import type { GenerationRecord, GenerationStatus } from '../store/schema.ts';
 import type { ImageFormat } from '../kernel/vocabulary.ts';
@@ -171,9 +171,7 @@ export class TryOnService {
   /** A try-on the viewer may see, from the live state or, once finished, from the archive; 404 otherwise. */
   find(id: string, viewer: Viewer): GenerationRecord {
     const { store, archive } = this.options;
-    const record = Object.hasOwn(store.state.generations, id)
-      ? store.state.generations[id]!
-      : (archive.generation(id) ?? getGeneration(store.state, id));
+    const record = findGeneration(store.state, archive, id) ?? getGeneration(store.state, id);
     if (!this.keysOf(viewer)(record.keyId)) throw new ApiError('not_found', `There is no try-on ${id}.`);
     return record;
   }

@@ -9,7 +9,6 @@ import { Router, type Request, type Response } from 'express';
 import { ApiError } from '../../kernel/errors.ts';
 import { apiKey, requireScope } from '../middleware/api-key.ts';
 import { jsonBody } from '../middleware/json-body.ts';
-import { requestId } from '../middleware/request-id.ts';
 import { authOf, viewerOf } from '../request-context.ts';
 import { reachableBaseUrl } from '../middleware/host-check.ts';
 import { createShare, qrSvg } from '../../gui/share.ts';
@@ -56,7 +55,6 @@ export function guiRoutes(deps: AppDeps): Router {
   const throttle = new PinThrottle(store);
   const body = jsonBody({ limitBytes: config.bodyLimitBytes });
   const router = Router();
-  router.use(requestId());
 
   router.get('/session', (req, res) => {
     res.setHeader('Cache-Control', 'no-store');

@@ -7,6 +7,7 @@ import { ApiError } from '../../kernel/errors.ts';
 import { contentType, readImage } from '../../images/files.ts';
 import { sharedTryOn } from '../../gui/share.ts';
 import type { AppDeps } from '../deps.ts';
+import { findGeneration } from '../../store/archive.ts';
 
 const EXTENSIONS = { jpeg: 'jpg', png: 'png', webp: 'webp' } as const;
 
@@ -14,7 +15,7 @@ export function takeHomeRoutes({ store, archive, clock }: AppDeps): Router {
   const router = Router();
   router.get('/take/:token', async (req, res) => {
     const genId = sharedTryOn(store.state, req.params.token!, clock());
-    const record = genId ? (store.state.generations[genId] ?? archive.generation(genId)) : undefined;
+    const record = genId ? findGeneration(store.state, archive, genId) : undefined;
     if (!record?.result) throw new ApiError('not_found', 'This link has expired, or the picture was erased.');
     const bytes = await readImage(store.dataDir, record.result);
     res.setHeader('Cache-Control', 'no-store');
