@@ -56,3 +56,19 @@ export function bodyIdleTimeout(idleMs: number): RequestHandler {
     next();
   };
 }
+
+/**
+ * Stops accepting connections and resolves once every open one has closed: `beforeWaiting` answers the requests
+ * that are waiting (so their replies go out now), keep-alive sockets close as soon as their last reply has gone,
+ * and whatever is still open after `graceMs` (a submit between its checks and its commit) is cut.
+ */
+export async function closeGracefully(server: Server, graceMs: number, beforeWaiting: () => void): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  beforeWaiting();
+  const idle = setInterval(() => server.closeIdleConnections(), 50);
+  server.closeIdleConnections();
+  const grace = setTimeout(() => server.closeAllConnections(), graceMs);
+  await closed;
+  clearTimeout(grace);
+  clearInterval(idle);
+}

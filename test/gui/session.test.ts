@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { startAppliance } from '../../server/appliance.ts';
 import { defaultConfig } from '../../server/config.ts';
 import { migrate } from '../../server/store/schema.ts';
-import { startTestAppliance, tempDataDir } from '../helpers/appliance.ts';
+import { startTestApp, startTestAppliance, tempDataDir } from '../helpers/appliance.ts';
 import { browserMissing, launchBrowser } from './browser.ts';
 import { garmentJpeg } from './media.ts';
 
@@ -39,7 +39,7 @@ function withSession(s: Session, method: string, extra: Record<string, string> =
 }
 
 test('an admin key signs in: the cookie is HttpOnly and SameSite=Strict, and the session acts on /api/v1', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const response = await signIn(ta.url, { method: 'key', key: ta.adminKey });
   assert.equal(response.status, 200);
   const setCookie = response.headers.get('set-cookie') ?? '';
@@ -65,7 +65,7 @@ test('an admin key signs in: the cookie is HttpOnly and SameSite=Strict, and the
 });
 
 test('a state-changing call with the session but without the CSRF token, or from another site, is refused with problem+json', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const s = await session(ta.url, { method: 'key', key: ta.adminKey });
   const post = (headers: Record<string, string>) =>
     fetch(`${ta.url}/api/v1/keys`, {
@@ -100,7 +100,7 @@ test('a state-changing call with the session but without the CSRF token, or from
 });
 
 test('sign-in refuses unknown, standard and cross-site attempts; a bearer key still wins over a cookie', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   assert.equal((await signIn(ta.url, { method: 'key', key: 'fr_live_nope' })).status, 401);
   const standard = (await (await ta.call('POST', '/api/v1/keys', { body: { name: 'till', scope: 'standard' } })).json()) as { key: string };
   const refused = await signIn(ta.url, { method: 'key', key: standard.key });
@@ -119,7 +119,7 @@ test('sign-in refuses unknown, standard and cross-site attempts; a bearer key st
 });
 
 test('the PIN: set at first sign-in, wrong PINs refused and then throttled, a right one signs in as the GUI key', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const before = await signIn(ta.url, { method: 'pin', pin: '1234' });
   assert.equal(before.status, 409, 'no PIN yet');
   assert.equal((await signIn(ta.url, { method: 'key', key: ta.adminKey, newPin: '12' })).status, 422, 'too short');
@@ -137,7 +137,7 @@ test('the PIN: set at first sign-in, wrong PINs refused and then throttled, a ri
 });
 
 test('changing the PIN needs a session with its CSRF token', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const s = await session(ta.url, { method: 'key', key: ta.adminKey });
   const put = (headers: Record<string, string>) =>
     fetch(`${ta.url}/gui/api/pin`, {
@@ -151,7 +151,7 @@ test('changing the PIN needs a session with its CSRF token', async (t) => {
 });
 
 test('sign-out ends the session, and revoking its key ends it too', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const s = await session(ta.url, { method: 'key', key: ta.adminKey });
   const out = await fetch(`${ta.url}/gui/api/session`, withSession(s, 'DELETE', { 'x-csrf-token': s.csrf }));
   assert.equal(out.status, 204);
@@ -185,13 +185,13 @@ test('the Electron shell’s launch token signs in; a wrong one does not', async
 });
 
 test('without a launch token the shell method is refused', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   assert.equal((await signIn(ta.url, { method: 'shell', token: '' })).status, 401);
   assert.equal((await signIn(ta.url, { method: 'shell', token: 'anything' })).status, 401);
 });
 
 test('the catalogue: add with a photo, list, read the photo, refuse bad fields, remove', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const s = await session(ta.url, { method: 'key', key: ta.adminKey });
   const add = (body: unknown) =>
     fetch(`${ta.url}/gui/api/garments`, {
@@ -227,7 +227,7 @@ test('the catalogue: add with a photo, list, read the photo, refuse bad fields, 
 });
 
 test('GET / serves the GUI with a strict CSP, and its bundle', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const page = await fetch(`${ta.url}/`);
   assert.equal(page.status, 200);
   assert.match(page.headers.get('content-type') ?? '', /text\/html/);
@@ -274,7 +274,7 @@ test('PIN guessing: 300 parallel wrong PINs get 5 real tries; the wait survives 
   assert.equal((await signIn(first.url, { method: 'pin', pin: '482913' })).status, 429, 'the right PIN waits too');
   await first.appliance.close();
 
-  const second = await startTestAppliance(t, { dataDir, clock });
+  const second = await startTestApp(t, { dataDir, clock });
   const waiting = await signIn(second.url, { method: 'pin', pin: '482913' });
   assert.equal(waiting.status, 429, 'a restart does not reset the count');
   assert.ok(Number(waiting.headers.get('retry-after')) <= 30, 'the first wait is 30 s');
@@ -296,7 +296,7 @@ test('PIN guessing: 300 parallel wrong PINs get 5 real tries; the wait survives 
 });
 
 test('staff signed in with the PIN do the shop floor’s work and no administration; the admin key does both', async (t) => {
-  const ta = await startTestAppliance(t);
+  const ta = await startTestApp(t);
   const admin = await session(ta.url, { method: 'key', key: ta.adminKey, newPin: '482913' });
   const staff = await session(ta.url, { method: 'pin', pin: '482913' });
   const asStaff = (method: string, path: string, body?: unknown) =>
@@ -342,7 +342,7 @@ test(
   'a PIN session locks after five idle minutes; activity keeps it open',
   { skip: browserMissing() ?? false, timeout: 120_000 },
   async (t) => {
-    const ta = await startTestAppliance(t);
+    const ta = await startTestApp(t);
     await session(ta.url, { method: 'key', key: ta.adminKey, newPin: '482913' });
     const browser = await launchBrowser(t);
     const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });

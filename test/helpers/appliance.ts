@@ -1,16 +1,29 @@
 /**
- * Starts a real appliance on an ephemeral port with its own data directory,
- * for integration tests over real HTTP. On teardown it closes the appliance
- * and asserts the ledger invariants on the durable state.
+ * The two tiers of HTTP tests, each on an ephemeral port with its own data directory, and both closing down and
+ * asserting the ledger invariants on the durable state afterwards:
+ * - startTestApp: createApp(deps) in the test's process, with the engines run in process and a test clock. For
+ *   everything that is about the API itself. Tests where time matters pass their own clock.
+ * - startTestAppliance: a whole appliance with engine host child processes, where a process matters (crashes,
+ *   hangs, memory, restarts, retention sweeps, real engines, the browser).
  */
 import { rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
-import { startAppliance, type Appliance } from '../../server/appliance.ts';
+import { closeGracefully } from '../../server/api/connections.ts';
+import { startAppliance } from '../../server/appliance.ts';
 import { defaultConfig, type Config } from '../../server/config.ts';
 import type { EngineSpec } from '../../server/engines/types.ts';
+import { createApp } from '../../server/http-app.ts';
+import type { EngineCatalog, JobRunner } from '../../server/jobs/runner.ts';
+import { firstStart, startServices, type ServicesOptions } from '../../server/services.ts';
+import type { Archive } from '../../server/store/archive.ts';
+import { Store } from '../../server/store/db.ts';
+import type { WebhookDispatcher } from '../../server/webhooks/dispatcher.ts';
+import { InProcessEngines } from './in-process-engines.ts';
 import type { LookupFn } from '../../server/webhooks/send.ts';
 import type { ComposeEngineOptions } from './engines/compose-engine.ts';
 import { assertDurableInvariants } from './invariants.ts';
@@ -25,8 +38,20 @@ export function composeEngine(options: ComposeEngineOptions = {}, concurrency?: 
   return spec;
 }
 
+/** What a test may reach inside either tier. */
+export interface Running {
+  url: string;
+  store: Store;
+  archive: Archive;
+  runner: JobRunner;
+  engines: EngineCatalog;
+  webhooks: WebhookDispatcher;
+  firstAdminKey: string | null;
+  close(): Promise<void>;
+}
+
 export interface TestAppliance {
-  appliance: Appliance;
+  appliance: Running;
   url: string;
   dataDir: string;
   adminKey: string;
@@ -50,11 +75,53 @@ export async function tempDataDir(): Promise<string> {
   return dir;
 }
 
+export interface TestOptions {
+  engines?: EngineSpec[];
+  config?: Partial<Config>;
+  dataDir?: string;
+  clock?: () => Date;
+  webhookLookup?: LookupFn;
+}
+
+/** Builds createApp(deps) in this process, with the engines in process too, for one test. */
+export async function startTestApp(t: TestContext, options: TestOptions = {}): Promise<TestAppliance> {
+  const dataDir = options.dataDir ?? (await tempDataDir());
+  const config = defaultConfig({ port: 0, dataDir, submitsPerMinute: 100_000, ...options.config });
+  const clock = options.clock ?? ((): Date => new Date());
+  const log = (): void => undefined;
+  const store = await Store.open(dataDir);
+  const firstAdminKey = await firstStart(store, config, clock());
+  const engines = new InProcessEngines(options.engines ?? [composeEngine()]);
+  await engines.start();
+  const servicesOptions: ServicesOptions = { config, store, engines, clock, log };
+  if (options.webhookLookup) servicesOptions.webhookLookup = options.webhookLookup;
+  const services = await startServices(servicesOptions);
+  const server = createServer(createApp(services.deps));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  let closing: Promise<void> | undefined;
+  const running: Running = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    store,
+    archive: services.deps.archive,
+    runner: services.deps.runner,
+    engines,
+    webhooks: services.deps.webhooks,
+    firstAdminKey,
+    close() {
+      closing ??= (async () => {
+        await closeGracefully(server, 5_000, () => services.releaseWaiters());
+        await services.stop();
+        await engines.stop();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+  return harness(t, running, dataDir);
+}
+
 /** Starts an appliance for one test; closes it and checks the ledger afterwards. */
-export async function startTestAppliance(
-  t: TestContext,
-  options: { engines?: EngineSpec[]; config?: Partial<Config>; dataDir?: string; clock?: () => Date; webhookLookup?: LookupFn } = {},
-): Promise<TestAppliance> {
+export async function startTestAppliance(t: TestContext, options: TestOptions = {}): Promise<TestAppliance> {
   const dataDir = options.dataDir ?? (await tempDataDir());
   const config = defaultConfig({ port: 0, dataDir, submitsPerMinute: 100_000, ...options.config });
   const startOptions: Parameters<typeof startAppliance>[0] = {
@@ -64,7 +131,11 @@ export async function startTestAppliance(
   };
   if (options.clock) startOptions.clock = options.clock;
   if (options.webhookLookup) startOptions.webhookLookup = options.webhookLookup;
-  const appliance = await startAppliance(startOptions);
+  return harness(t, await startAppliance(startOptions), dataDir);
+}
+
+/** Closes `appliance` after the test and checks its ledger; calls go to it with the first admin key. */
+function harness(t: TestContext, appliance: Running, dataDir: string): TestAppliance {
   const adminKey = appliance.firstAdminKey ?? '';
   let closed = false;
   t.after(async () => {

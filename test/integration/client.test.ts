@@ -3,11 +3,11 @@ import { test } from 'node:test';
 import sharp from 'sharp';
 import { Webhook } from 'standardwebhooks';
 import { FittingroomClient, FittingroomError, verifyWebhook, WebhookSignatureError } from '../../client/index.ts';
-import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp } from '../helpers/appliance.ts';
 import { validJpeg } from '../helpers/hostile-images.ts';
 
 test('an app submits with the client, waits across several bounds, and downloads the result', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 2500 })], config: { waitDefaultSeconds: 1 } });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 2500 })], config: { waitDefaultSeconds: 1 } });
   const client = new FittingroomClient({ baseUrl: `${app.url}/`, apiKey: app.adminKey });
   const selfie = await validJpeg(384, 512);
   const shirt = await validJpeg(300, 400);
@@ -29,7 +29,7 @@ test('an app submits with the client, waits across several bounds, and downloads
 });
 
 test('errors come back as FittingroomError with the problem code', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 30_000 })] });
   const client = new FittingroomClient({ baseUrl: app.url, apiKey: app.adminKey });
   await assert.rejects(client.get('gen_01M00000000000000000000000'), (error: unknown) => {
     assert.ok(error instanceof FittingroomError);
@@ -49,7 +49,7 @@ test('errors come back as FittingroomError with the problem code', async (t) => 
 });
 
 test('waitFor rides out a network failure and a 503 with Retry-After', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const real = new FittingroomClient({ baseUrl: app.url, apiKey: app.adminKey });
   const { genId } = await real.submit({ selfie: await validJpeg(300, 300), items: [await validJpeg(300, 300)], size: 'S' });
   let calls = 0;
@@ -94,7 +94,7 @@ test('verifyWebhook accepts a genuine delivery and refuses a tampered one', () =
 });
 
 test('usage and the ledger through the client', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const client = new FittingroomClient({ baseUrl: app.url, apiKey: app.adminKey });
   const { genId } = await client.submit({ selfie: await validJpeg(300, 300), items: [await validJpeg(300, 300)], size: 'S' });
   await client.waitFor(genId, { timeoutMs: 30_000 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { composeEngine, startTestAppliance, tempDataDir, type TestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp, startTestAppliance, tempDataDir, type TestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 import { generateIssuerKey, mintVoucher, type MintOptions } from '../../server/vouchers/voucher.ts';
 
@@ -97,7 +97,7 @@ test('refused vouchers answer 422 naming the reason, and change nothing', async 
 });
 
 test('an appliance that trusts no issuer refuses every voucher', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const response = await redeem(app, mint({ credits: 1000 }));
   assert.equal(response.status, 422);
   assert.match(((await response.json()) as { detail: string }).detail, /trusts no voucher issuer/);

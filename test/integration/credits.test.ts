@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 import { balancesOf } from '../../server/credits/ledger.ts';
 import { sweep } from '../../server/jobs/retention.ts';
 
 test('a new installation has 25 trial credits valid for 30 days', async (t) => {
   const before = Date.now();
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const account = (await (await app.call('GET', '/api/v1/account')).json()) as Record<string, unknown>;
   assert.equal(account.creditsRemaining, 25);
   assert.equal(account.creditsReserved, 0);
@@ -22,7 +22,7 @@ test('a new installation has 25 trial credits valid for 30 days', async (t) => {
 });
 
 test('100 parallel submits against 10 credits: exactly 10 accepted, 90 refused with 402', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 60_000 })], config: { trialCredits: 10 } });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 60_000 })], config: { trialCredits: 10 } });
   const body = JSON.stringify(await submission());
   const responses = await Promise.all(Array.from({ length: 100 }, () => app.call('POST', '/api/v1/try-on', { body })));
   const statuses = responses.map((r) => r.status);
@@ -42,7 +42,7 @@ test('100 parallel submits against 10 credits: exactly 10 accepted, 90 refused w
 });
 
 test('credits are captured on complete and released on failure and cancel', async (t) => {
-  const app = await startTestAppliance(t, {
+  const app = await startTestApp(t, {
     engines: [
       composeEngine({ id: 'ok' }),
       composeEngine({ id: 'bad', fail: 'pose_unsupported' }),
@@ -69,7 +69,7 @@ test('credits are captured on complete and released on failure and cancel', asyn
 
 test('trial credits expire on their date with an expire entry, and then submits get 402', async (t) => {
   let now = Date.now();
-  const app = await startTestAppliance(t, { clock: () => new Date(now), config: { trialCredits: 3 } });
+  const app = await startTestApp(t, { clock: () => new Date(now), config: { trialCredits: 3 } });
   const first = await app.call('POST', '/api/v1/try-on', { body: await submission() });
   assert.equal(first.status, 202);
   await app.call('GET', `/api/v1/try-on/${((await first.json()) as { genId: string }).genId}?wait=20`);
@@ -90,7 +90,7 @@ test('trial credits expire on their date with an expire entry, and then submits 
 });
 
 test('credit packs are the five packs of the contract', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const packs = (await (await app.call('GET', '/api/v1/credit-packs')).json()) as Array<{
     credits: number;
     priceEur: number;

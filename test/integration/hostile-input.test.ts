@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import sharp from 'sharp';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance.ts';
+import { startTestApp, type TestAppliance } from '../helpers/appliance.ts';
 import { hostileCorpus, validJpeg, type HostileCase } from '../helpers/hostile-images.ts';
 import { submission } from '../helpers/inputs.ts';
 
@@ -96,7 +96,7 @@ async function submitRefused(app: TestAppliance, hostile: HostileCase, field: 's
 }
 
 test('every refused hostile image gets its problem, echoes nothing, and stores nothing', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const refused = (await hostileCorpus()).filter((hostile) => hostile.status !== 0);
   assert.ok(refused.length >= 20, `the corpus has ${refused.length} refused cases`);
   for (const hostile of refused) {
@@ -111,7 +111,7 @@ test('every refused hostile image gets its problem, echoes nothing, and stores n
 });
 
 test('the PNG bomb is refused from its header alone', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const bomb = (await hostileCorpus()).find((hostile) => hostile.name.startsWith('PNG bomb'));
   assert.ok(bomb);
   assert.ok(bomb.value.length < 64 * 1024, `the bomb is ${bomb.value.length} base64 characters`);
@@ -126,7 +126,7 @@ test('the PNG bomb is refused from its header alone', async (t) => {
 });
 
 test('accepted hostile images are stored re-encoded: no polyglot payload and no EXIF survive', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const accepted = (await hostileCorpus()).filter((hostile) => hostile.status === 0);
   assert.ok(accepted.length >= 5);
   const store = app.appliance.store;
@@ -162,7 +162,7 @@ test('accepted hostile images are stored re-encoded: no polyglot payload and no 
 });
 
 test('body limits: too large, not JSON, malformed JSON and an oversized image each change nothing', async (t) => {
-  const app = await startTestAppliance(t, {
+  const app = await startTestApp(t, {
     config: { bodyLimitBytes: 1_000_000, imageLimits: { maxBytes: 200_000, maxPixels: 40_000_000, minSide: 256 } },
   });
   const valid = await submission();
@@ -229,7 +229,7 @@ test('body limits: too large, not JSON, malformed JSON and an oversized image ea
 });
 
 test('field validation: sizes, several bad fields at once, unknown fields, item counts and webhook URLs', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
 
   async function refused(extra: Record<string, unknown>, fields: string[], label: string): Promise<void> {
     const response = await app.call('POST', '/api/v1/try-on', { body: await submission(extra) });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { composeEngine, startTestAppliance, tempDataDir } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp, startTestAppliance, tempDataDir } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 
 test('20 parallel submits sharing one Idempotency-Key make one generation', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 30_000 })] });
   const body = JSON.stringify(await submission());
   const responses = await Promise.all(
     Array.from({ length: 20 }, () => app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'order-42' } })),
@@ -27,7 +27,7 @@ test('20 parallel submits sharing one Idempotency-Key make one generation', asyn
 });
 
 test('the same key with a different request is 422; images compare by content, not encoding', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 30_000 })] });
   const body = await submission();
   const first = await app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'k1' } });
   assert.equal(first.status, 202);
@@ -42,7 +42,7 @@ test('the same key with a different request is 422; images compare by content, n
 });
 
 test('an invalid Idempotency-Key is 400 and executes nothing', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   for (const key of ['', 'x'.repeat(256), 'has space', 'tab\there', 'ünïcode']) {
     const response = await app
       .call('POST', '/api/v1/try-on', { body: await submission(), headers: { 'idempotency-key': key } })
@@ -55,7 +55,7 @@ test('an invalid Idempotency-Key is 400 and executes nothing', async (t) => {
 });
 
 test('rejected requests are not remembered: a 402 can be retried with the same key after a top-up', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })], config: { trialCredits: 0 } });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 30_000 })], config: { trialCredits: 0 } });
   const body = await submission();
   const broke = await app.call('POST', '/api/v1/try-on', { body, headers: { 'idempotency-key': 'retry-me' } });
   assert.equal(broke.status, 402);
@@ -80,7 +80,7 @@ test('rejected requests are not remembered: a 402 can be retried with the same k
 });
 
 test('keys are scoped to the API key that used them', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 30_000 })] });
   const created = (await (await app.call('POST', '/api/v1/keys', { body: { name: 'kiosk', scope: 'standard' } })).json()) as {
     key: string;
   };

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
-import { composeEngine, startTestAppliance, tempDataDir, type TestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp, startTestAppliance, tempDataDir, type TestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 import { generateKey } from '../../server/keys/api-keys.ts';
 import { accountSummary, balancesOf } from '../../server/credits/ledger.ts';
@@ -95,7 +95,7 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
 }
 
 test('missing, malformed, unknown and checksum-broken keys are 401 with WWW-Authenticate; health needs no key', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const admin = app.adminKey;
   assert.match(admin, KEY);
   const last = admin.at(-1)!;
@@ -136,7 +136,7 @@ test('missing, malformed, unknown and checksum-broken keys are 401 with WWW-Auth
 });
 
 test('an admin creates a standard key: shown once, never listed, and limited to its scope', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const created = await createKey(app, 'till 1', 'standard');
   assert.equal(created.name, 'till 1');
   assert.equal(created.scope, 'standard');
@@ -185,7 +185,7 @@ test('an admin creates a standard key: shown once, never listed, and limited to 
 });
 
 test('revocation is immediate, the last admin key cannot be revoked, and unknown ids are 404', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const firstAdminId = await adminKeyId(app);
   const standard = await createKey(app, 'kiosk', 'standard');
   assert.equal(await statusWith(app, standard.key), 200);
@@ -216,7 +216,7 @@ test('revocation is immediate, the last admin key cannot be revoked, and unknown
 
 test('rotation: both keys work during the grace, graceSeconds 0 ends the old one at once, the 24 h default expires', async (t) => {
   const time = manualClock();
-  const app = await startTestAppliance(t, { clock: time.clock });
+  const app = await startTestApp(t, { clock: time.clock });
   const standard = await createKey(app, 'app', 'standard');
 
   const rotated = await app.call('POST', `/api/v1/keys/${standard.id}/rotate`);
@@ -259,7 +259,7 @@ test('rotation: both keys work during the grace, graceSeconds 0 ends the old one
 
 test('revoking the successor of a rotated admin key is refused while the old key only lives out its grace', async (t) => {
   const time = manualClock();
-  const app = await startTestAppliance(t, { clock: time.clock });
+  const app = await startTestApp(t, { clock: time.clock });
   const rotated = (await (await app.call('POST', `/api/v1/keys/${await adminKeyId(app)}/rotate`)).json()) as CreatedKey;
   const revoke = await app.call('DELETE', `/api/v1/keys/${rotated.id}`);
   time.advance(DAY_MS + 1000);
@@ -273,7 +273,7 @@ test('revoking the successor of a rotated admin key is refused while the old key
 
 test('rate limit: the 4th submit in a minute is 429 with Retry-After, per key, moves no credit, and refills', async (t) => {
   const time = manualClock();
-  const app = await startTestAppliance(t, { clock: time.clock, config: { submitsPerMinute: 3 } });
+  const app = await startTestApp(t, { clock: time.clock, config: { submitsPerMinute: 3 } });
   const other = await createKey(app, 'other till', 'standard');
   const body = await submission();
   const genIds: string[] = [];
@@ -383,7 +383,7 @@ test('the first start writes first-admin-key (0600); a second start makes no oth
   const path = join(dataDir, 'first-admin-key');
   let firstKey = '';
   await t.test('first start', async (t2) => {
-    const app = await startTestAppliance(t2, { dataDir });
+    const app = await startTestApp(t2, { dataDir });
     firstKey = app.adminKey;
     assert.match(firstKey, KEY);
     assert.equal((await stat(path)).mode & 0o777, 0o600);
@@ -391,7 +391,7 @@ test('the first start writes first-admin-key (0600); a second start makes no oth
     assert.equal(await statusWith(app, firstKey), 200);
   });
   await t.test('second start', async (t2) => {
-    const app = await startTestAppliance(t2, { dataDir });
+    const app = await startTestApp(t2, { dataDir });
     assert.equal(app.appliance.firstAdminKey, null);
     assert.equal((await readFile(path, 'utf8')).trim(), firstKey, 'the file is not rewritten');
     assert.equal((await stat(path)).mode & 0o777, 0o600);
@@ -409,7 +409,7 @@ test('the first start writes first-admin-key (0600); a second start makes no oth
 });
 
 test('a standard key sees, cancels and erases only its own try-ons (and its rotated successor does too); admin sees all', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 60_000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 60_000 })] });
   const shop = await createKey(app, 'shop', 'standard');
   const other = await createKey(app, 'other', 'standard');
   const submitted = await app.call('POST', '/api/v1/try-on', { body: await submission(), key: shop.key });

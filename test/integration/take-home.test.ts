@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { test } from 'node:test';
-import { startTestAppliance } from '../helpers/appliance.ts';
+import { startTestApp } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 
 test('a take-home link downloads the picture without a key until it is replaced, expires or the picture is erased', async (t) => {
   let now = Date.now();
-  const app = await startTestAppliance(t, { clock: () => new Date(now) });
+  const app = await startTestApp(t, { clock: () => new Date(now) });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   assert.equal(((await (await app.call('GET', `/api/v1/try-on/${genId}?wait=20`)).json()) as { status: string }).status, 'complete');
   const share = async () => {

@@ -4,11 +4,11 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import sharp from 'sharp';
-import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp, startTestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 
 test('a submission is accepted with 202, Location and a reserved credit, and completes with an image', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const response = await app.call('POST', '/api/v1/try-on', { body: await submission({ outputFormat: 'png' }) });
   assert.equal(response.status, 202);
   const accepted = (await response.json()) as { genId: string; status: string; statusUrl: string; creditsRemaining: number };
@@ -40,7 +40,7 @@ test('a submission is accepted with 202, Location and a reserved credit, and com
 });
 
 test('wait returns as soon as the job finishes, and at the bound with the pending state and Retry-After', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 1500 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 1500 })] });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
 
   let started = performance.now();
@@ -63,7 +63,7 @@ test('wait returns as soon as the job finishes, and at the bound with the pendin
 });
 
 test('wait values outside 1–120 are refused; Prefer values are clamped', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   for (const bad of ['0', '121', 'abc', '-1', '1.5']) {
     const response = await app.call('GET', `/api/v1/try-on/${genId}?wait=${bad}`);
@@ -75,7 +75,7 @@ test('wait values outside 1–120 are refused; Prefer values are clamped', async
 });
 
 test('progress is reported while generating', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 2000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 2000 })] });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   const seen: Array<{ stage: string; progress: number }> = [];
   for (let i = 0; i < 40; i++) {
@@ -92,7 +92,7 @@ test('progress is reported while generating', async (t) => {
 });
 
 test('the image of a pending generation is a 409 problem; unknown ids are 404', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 3000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 3000 })] });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   const image = await app.call('GET', `/api/v1/try-on/${genId}/image`);
   assert.equal(image.status, 409);
@@ -106,7 +106,7 @@ test('the image of a pending generation is a 409 problem; unknown ids are 404', 
 });
 
 test('cancel releases the credit, is final, and a second cancel is 409', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 5000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 5000 })] });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   const canceled = await app.call('POST', `/api/v1/try-on/${genId}/cancel`);
   assert.equal(canceled.status, 200);
@@ -120,7 +120,7 @@ test('cancel releases the credit, is final, and a second cancel is 409', async (
 });
 
 test('a failing engine fails the generation with its code and releases the credit', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ fail: 'no_person_detected' })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ fail: 'no_person_detected' })] });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   const status = (await (await app.call('GET', `/api/v1/try-on/${genId}?wait=10`)).json()) as Record<string, unknown>;
   assert.equal(status.status, 'failed');
@@ -140,7 +140,7 @@ test('an engine that crashes its process fails that generation; the server keeps
 });
 
 test('erasing removes the images and keeps the record', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   await app.call('GET', `/api/v1/try-on/${genId}?wait=10`);
   assert.ok(existsSync(join(app.dataDir, 'images', genId)));
@@ -155,7 +155,7 @@ test('erasing removes the images and keeps the record', async (t) => {
 });
 
 test('erasing a pending generation cancels it and releases its credit', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 5000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 5000 })] });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   assert.equal((await app.call('DELETE', `/api/v1/try-on/${genId}`)).status, 204);
   const status = (await (await app.call('GET', `/api/v1/try-on/${genId}`)).json()) as Record<string, unknown>;
@@ -165,7 +165,7 @@ test('erasing a pending generation cancels it and releases its credit', async (t
 });
 
 test('the list is newest first, filters by status and pages with a cursor', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 10_000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 10_000 })] });
   const ids: string[] = [];
   for (let i = 0; i < 5; i++)
     ids.push(((await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string }).genId);
@@ -201,7 +201,7 @@ test('the list is newest first, filters by status and pages with a cursor', asyn
 });
 
 test('with no engine installed, engines says so and a submit is refused before any credit moves', async (t) => {
-  const app = await startTestAppliance(t, { engines: [] });
+  const app = await startTestApp(t, { engines: [] });
   assert.deepEqual(await (await app.call('GET', '/api/v1/engines')).json(), []);
   const health = (await (await app.call('GET', '/api/v1/health', { key: null })).json()) as Record<string, unknown>;
   assert.equal(health.status, 'degraded');
@@ -215,7 +215,7 @@ test('with no engine installed, engines says so and a submit is refused before a
 });
 
 test('an unknown engine id is a 422 naming the field', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const response = await app.call('POST', '/api/v1/try-on', { body: await submission({ engine: 'nope' }) });
   assert.equal(response.status, 422);
   const problem = (await response.json()) as { errors: Array<{ field: string }> };
@@ -223,7 +223,7 @@ test('an unknown engine id is a 422 naming the field', async (t) => {
 });
 
 test('a full queue refuses submits with 503 queue_full and Retry-After, moving no credit', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })], config: { maxQueueDepth: 2 } });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 30_000 })], config: { maxQueueDepth: 2 } });
   for (let i = 0; i < 2; i++) assert.equal((await app.call('POST', '/api/v1/try-on', { body: await submission() })).status, 202);
   const refused = await app.call('POST', '/api/v1/try-on', { body: await submission() });
   assert.equal(refused.status, 503);
@@ -236,7 +236,7 @@ test('a full queue refuses submits with 503 queue_full and Retry-After, moving n
 });
 
 test('stopping the appliance answers waiting requests at once with the pending state', async (t) => {
-  const app = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 30_000 })] });
+  const app = await startTestApp(t, { engines: [composeEngine({ delayMs: 30_000 })] });
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   const started = performance.now();
   const waiting = app.call('GET', `/api/v1/try-on/${genId}?wait=60`);
@@ -250,7 +250,7 @@ test('stopping the appliance answers waiting requests at once with the pending s
 });
 
 test('the root address answers a browser with a page pointing at the API', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const response = await fetch(`${app.url}/`);
   assert.equal(response.status, 200);
   assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
@@ -279,7 +279,7 @@ test('replies that carry a customer image are never cached, and no reply names a
 });
 
 test('requests naming another host (DNS rebinding) are refused; own names and --allowed-hosts are answered', async (t) => {
-  const app = await startTestAppliance(t, { config: { allowedHosts: ['till.shop.example'] } });
+  const app = await startTestApp(t, { config: { allowedHosts: ['till.shop.example'] } });
   const port = new URL(app.url).port;
   // fetch sets Host from the URL; node:http sends the one given.
   const withHost = (

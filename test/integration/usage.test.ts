@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { composeEngine, startTestAppliance, type TestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp, type TestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 import { generateIssuerKey, mintVoucher } from '../../server/vouchers/voucher.ts';
 import type { LedgerEntry } from '../../server/store/schema.ts';
@@ -24,7 +24,7 @@ async function wholeLedger(app: TestAppliance): Promise<LedgerEntry[]> {
 const usage = async (app: TestAppliance, query = '') => (await (await app.call('GET', `/api/v1/usage${query}`)).json()) as UsageReport;
 
 test('usage totals equal the ledger and the generations after a mixed workload', async (t) => {
-  const app = await startTestAppliance(t, {
+  const app = await startTestApp(t, {
     engines: [
       composeEngine({ id: 'ok' }),
       composeEngine({ id: 'bad', fail: 'pose_unsupported' }),
@@ -106,7 +106,7 @@ test('usage totals equal the ledger and the generations after a mixed workload',
 });
 
 test('usage of a period with no activity is all zeros, and bad queries are 400', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const empty = await usage(app, '?from=2020-01-01&to=2020-02-01');
   assert.equal(empty.periods.length, 31);
   assert.deepEqual(empty.totals, { submitted: 0, completed: 0, failed: 0, canceled: 0, creditsUsed: 0 });
@@ -124,7 +124,7 @@ test('usage of a period with no activity is all zeros, and bad queries are 400',
 });
 
 test('usage and the ledger span the archive: the same numbers before and after finished records move', async (t) => {
-  const app = await startTestAppliance(t, {
+  const app = await startTestApp(t, {
     engines: [composeEngine(), composeEngine({ id: 'slow', device: 'other', delayMs: 60_000 })],
     config: { archiveMinEntries: 1, trustedIssuerKeys: [issuer.publicKey] },
   });

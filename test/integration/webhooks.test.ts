@@ -13,7 +13,7 @@ import { verifyWebhook } from '../../client/verify-webhook.ts';
 import type { WebhookPayload } from '../../client/types.ts';
 import type { State } from '../../server/store/schema.ts';
 import type { LookupFn } from '../../server/webhooks/send.ts';
-import { composeEngine, startTestAppliance, type TestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp, startTestAppliance, type TestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 
 /** Bounds for waits on a loaded machine; polls return as soon as the condition holds. */
@@ -130,7 +130,7 @@ const verified = (hit: Hit, secret: string): WebhookPayload => verifyWebhook(hit
 
 test('a completed try-on sends one signed webhook with absolute URLs and no image bytes', async (t) => {
   const receiver = await startReceiver(t);
-  const app = await startTestAppliance(t, { config: TINY_SCHEDULE });
+  const app = await startTestApp(t, { config: TINY_SCHEDULE });
   const genId = await submit(app, { webhookUrl: receiver.url });
   const [hit] = await receiver.waitForHits(1);
   const payload = verified(hit!, await secretOf(app));
@@ -168,7 +168,7 @@ test('a completed try-on sends one signed webhook with absolute URLs and no imag
 
 test('failed and canceled (by DELETE) try-ons send try_on.failed with the error and try_on.canceled', async (t) => {
   const receiver = await startReceiver(t);
-  const app = await startTestAppliance(t, {
+  const app = await startTestApp(t, {
     config: TINY_SCHEDULE,
     engines: [composeEngine({ id: 'failing', fail: 'no_person_detected' }), composeEngine({ id: 'slow', device: 'slow', delayMs: 30_000 })],
   });
@@ -189,7 +189,7 @@ test('failed and canceled (by DELETE) try-ons send try_on.failed with the error 
 test('a receiver failing twice gets the same event three times: same id and body, later timestamps, then one success', async (t) => {
   const receiver = await startReceiver(t, (n) => (n < 2 ? 500 : 200));
   // Timestamps are whole seconds: retries more than a second apart make them strictly increase.
-  const app = await startTestAppliance(t, { config: { webhookRetrySeconds: [1.3, 1.3, 1.3] } });
+  const app = await startTestApp(t, { config: { webhookRetrySeconds: [1.3, 1.3, 1.3] } });
   const genId = await submit(app, { webhookUrl: receiver.url });
   const hits = await receiver.waitForHits(3);
   const secret = await secretOf(app);
@@ -271,7 +271,7 @@ test('a try-on given up at recovery sends try_on.failed', async (t) => {
 
 test('the terminal state and its outbox event are in the same durable write', async (t) => {
   const receiver = await startReceiver(t, () => null);
-  const app = await startTestAppliance(t, { config: TINY_SCHEDULE });
+  const app = await startTestApp(t, { config: TINY_SCHEDULE });
   const genId = await submit(app, { webhookUrl: receiver.url });
   const status = (await (await app.call('GET', `/api/v1/try-on/${genId}?wait=10`)).json()) as { status: string };
   assert.equal(status.status, 'complete');
@@ -299,7 +299,7 @@ test('hosts that resolve to a metadata address are refused at submit, and at del
     };
     return (table[host] ?? []).map((address) => ({ address, family: 4 }));
   };
-  const app = await startTestAppliance(t, { config: TINY_SCHEDULE, webhookLookup: lookup });
+  const app = await startTestApp(t, { config: TINY_SCHEDULE, webhookLookup: lookup });
   const before = await (await app.call('GET', '/api/v1/account')).json();
   for (const host of ['metadata.test', 'mixed.test', '[::ffff:169.254.169.254]']) {
     const response = await app.call('POST', '/api/v1/try-on', {
@@ -340,7 +340,7 @@ test('hosts that resolve to a metadata address are refused at submit, and at del
 
 test('a receiver answering 410 is never called again; the delivery is gone', async (t) => {
   const receiver = await startReceiver(t, () => 410);
-  const app = await startTestAppliance(t, { config: TINY_SCHEDULE });
+  const app = await startTestApp(t, { config: TINY_SCHEDULE });
   const genId = await submit(app, { webhookUrl: receiver.url });
   const delivery = await deliveryWhen(app, genId, (d) => d.state !== 'pending');
   assert.equal(delivery.state, 'gone');
@@ -353,7 +353,7 @@ test('a receiver answering 410 is never called again; the delivery is gone', asy
 test('a redirect is a failed attempt and is not followed', async (t) => {
   const target = await startReceiver(t);
   const redirecting = await startReceiver(t, () => ({ status: 302, headers: { location: target.url } }));
-  const app = await startTestAppliance(t, { config: TINY_SCHEDULE });
+  const app = await startTestApp(t, { config: TINY_SCHEDULE });
   const genId = await submit(app, { webhookUrl: redirecting.url });
   const delivery = await deliveryWhen(app, genId, (d) => d.state !== 'pending');
   assert.equal(delivery.state, 'failed');
@@ -368,7 +368,7 @@ test('a redirect is a failed attempt and is not followed', async (t) => {
 
 test('during a secret rotation both signatures are sent and either secret verifies; the secret is for admins', async (t) => {
   const receiver = await startReceiver(t);
-  const app = await startTestAppliance(t, { config: TINY_SCHEDULE });
+  const app = await startTestApp(t, { config: TINY_SCHEDULE });
   const old = await secretOf(app);
   assert.match(old, /^whsec_[A-Za-z0-9+/]+=*$/);
   assert.equal(await secretOf(app), old, 'stable until rotated');
@@ -394,7 +394,7 @@ test('during a secret rotation both signatures are sent and either secret verifi
 
 test('redelivery sends the same event again with a new timestamp and signature; refused while pending or without a webhook', async (t) => {
   const receiver = await startReceiver(t);
-  const app = await startTestAppliance(t, {
+  const app = await startTestApp(t, {
     config: TINY_SCHEDULE,
     engines: [composeEngine(), composeEngine({ id: 'slow', device: 'slow', delayMs: 30_000 })],
   });

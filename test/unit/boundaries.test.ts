@@ -120,6 +120,7 @@ const FLOORS = [
   'gui', // the GUI's server side: sessions, catalogue, framing, the bundle
   'api', // HTTP: middleware (no feature imported: the GUI session is injected), routes, OpenAPI
   'http-app.ts', // createApp(deps): the Express app
+  'services.ts', // the features wired into AppDeps around a store and an engine catalogue
   'appliance.ts', // the composition
   'index.ts', // the headless server's entry
   'cli.ts', // `fittingroom serve|keys|vouchers`: serve starts index.ts

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkAgainstOpenApi } from '../helpers/openapi-check.ts';
 import { openApiDocument } from '../../server/api/openapi.ts';
-import { startTestAppliance } from '../helpers/appliance.ts';
+import { startTestApp } from '../helpers/appliance.ts';
 
 const U = 'http://127.0.0.1:1';
 
@@ -20,7 +20,7 @@ test('the checker refuses undocumented statuses, content types and bodies that b
 });
 
 test('every documented operation exists on the server (401 without a key, not 404)', async (t) => {
-  const app = await startTestAppliance(t);
+  const app = await startTestApp(t);
   const doc = openApiDocument('x') as { paths: Record<string, Record<string, { security?: unknown[] }>> };
   for (const [template, operations] of Object.entries(doc.paths)) {
     const path = template.replace('{genId}', 'gen_01M00000000000000000000000').replace('{id}', 'key_01M00000000000000000000000');
