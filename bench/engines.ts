@@ -166,6 +166,8 @@ for (const pair of manifest.pairs) {
 // Contact sheets and timings.
 if (QUICK) people = people.slice(0, 2);
 const times: number[] = [];
+/** Each named stage's wall times across the try-ons (see server/engines/stages.ts). */
+const stageTimes = new Map<string, number[]>();
 const failures: string[] = [];
 for (const kind of ['upper', 'lower', 'dress']) {
   let items = garments.filter((g) => g.category === kind || (kind === 'upper' && g.file.includes('/upper_')));
@@ -195,6 +197,7 @@ for (const kind of ['upper', 'lower', 'dress']) {
         const result = await run(request(person, g.file, category));
         const ms = performance.now() - t0;
         times.push(ms);
+        for (const { name, ms } of result.stages ?? []) stageTimes.set(name, [...(stageTimes.get(name) ?? []), ms]);
         tile = await sharp(Buffer.from(result.image)).resize(THUMB.width, THUMB.height).png().toBuffer();
         caption = `${ms.toFixed(0)} ms`;
       } catch (error) {
@@ -222,5 +225,7 @@ for (const f of failures) console.log(`  failed: ${f}`);
 console.log(
   `per try-on (one garment, 1 ONNX Runtime thread, decode to PNG encode): median ${median(times).toFixed(0)} ms, p90 ${percentile(times, 0.9).toFixed(0)} ms`,
 );
+for (const [name, ms] of stageTimes)
+  console.log(`  stage "${name}": median ${median(ms).toFixed(1)} ms, p90 ${percentile(ms, 0.9).toFixed(1)} ms (${ms.length} runs)`);
 console.log(`peak resident memory of the process: ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
 await engine.dispose();

@@ -57,7 +57,7 @@ async function run(jobId: string, request: EngineRequest): Promise<void> {
       signal: controller.signal,
       onProgress: ({ stage, progress }) => send({ type: 'progress', jobId, stage, progress }),
     });
-    send({ type: 'result', jobId, image: result.image, format: result.format });
+    send({ type: 'result', jobId, image: result.image, format: result.format, ...(result.stages ? { stages: result.stages } : {}) });
   } catch (error) {
     // A cancelled job rejects however the engine likes; the parent reports the cancel itself.
     send(

@@ -251,7 +251,7 @@ export class EngineHost {
         break;
       case 'result':
         if (this.job?.jobId !== event.jobId) break;
-        this.settleJob(undefined, { image: event.image, format: event.format });
+        this.settleJob(undefined, { image: event.image, format: event.format, ...(event.stages ? { stages: event.stages } : {}) });
         break;
       case 'error':
         if (this.job?.jobId !== event.jobId) break;

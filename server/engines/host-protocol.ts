@@ -4,7 +4,7 @@
  * result images travel as binary, not JSON.
  */
 import { GENERATION_ERROR_CODES, isOneOf } from '../kernel/vocabulary.ts';
-import type { EngineDescription, EngineRequest, EngineSpec, EngineStage, GenerationErrorCode, ImageFormat } from './types.ts';
+import type { EngineDescription, EngineRequest, EngineSpec, EngineStage, GenerationErrorCode, ImageFormat, StageTiming } from './types.ts';
 
 /** Parent → child. */
 export type HostCommand =
@@ -16,7 +16,7 @@ export type HostEvent =
   /** `description` is present when the engine could describe itself before failing. */
   | { type: 'init-failed'; message: string; description?: EngineDescription }
   | { type: 'progress'; jobId: string; stage: EngineStage; progress: number }
-  | { type: 'result'; jobId: string; image: Uint8Array; format: ImageFormat }
+  | { type: 'result'; jobId: string; image: Uint8Array; format: ImageFormat; stages?: StageTiming[] }
   | { type: 'error'; jobId: string; code: GenerationErrorCode; message: string; retryable: boolean }
   /** Resident memory in bytes, for platforms where the parent cannot read it itself. */
   | { type: 'heartbeat'; rss: number };

@@ -41,6 +41,14 @@ export interface EngineRequest {
 export interface EngineResult {
   image: Uint8Array;
   format: ImageFormat;
+  /** How long each named stage of the run took (see stages.ts), for benchmarks and the log. */
+  stages?: StageTiming[];
+}
+
+/** One named stage of a run and its wall time. */
+export interface StageTiming {
+  name: string;
+  ms: number;
 }
 
 export type EngineStage = 'preprocessing' | 'generating' | 'finishing';

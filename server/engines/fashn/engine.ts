@@ -13,6 +13,7 @@ import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { encodePixels } from '../encode.ts';
+import { RunStages } from '../stages.ts';
 import { analyseCustomer, findWearer } from '../person.ts';
 import { MODELS_DIR } from '../../vision/models.ts';
 import { OrtSession, supportedProviders, type ExecutionProvider } from '../../onnx/ort.ts';
@@ -160,75 +161,74 @@ export async function createEngine(raw: unknown): Promise<Engine> {
     );
   }
 
-  async function run(request: EngineRequest, { signal, onProgress }: EngineRunOptions): Promise<EngineResult> {
+  async function run(request: EngineRequest, runOptions: EngineRunOptions): Promise<EngineResult> {
     if (!loaded) throw new EngineError('engine_unavailable', `${id} is not loaded`);
     const { session, analyzer, dwpose } = loaded;
     const poseMap: PoseMapper = dwpose
       ? async (image) => drawWholeBodyGray(await dwpose.estimate(image), image.width, image.height)
       : async (image, analysis) =>
           drawPoseGray(openPoseKeypoints(analysis.landmarks, analysis.width, analysis.height), image.width, image.height);
-    onProgress({ stage: 'preprocessing', progress: 0.02 });
-    let photo = await readRawImage(request.selfie.path);
-    const person = await analyseCustomer(analyzer, photo, 'the photo');
+    const stages = new RunStages(runOptions);
+    let photo = await stages.run('read photo', 'preprocessing', 0.01, () => readRawImage(request.selfie.path));
+    const person = await stages.run('analyse customer', 'preprocessing', 0.02, () => analyseCustomer(analyzer, photo, 'the photo'));
     const seed = request.seed ?? randomInt(2 ** 31);
     const order = request.items.map((item, index) => ({ item, index, category: request.categories[index] ?? 'auto' }));
     order.sort((a, b) => LAYER_ORDER[a.category] - LAYER_ORDER[b.category] || a.index - b.index);
 
     for (const [pass, { item, category: requested }] of order.entries()) {
-      signal.throwIfAborted();
       const base = pass / order.length;
       const span = 1 / order.length;
-      const personSmall = await fitted(photo, PRE_RESIZE);
-      const personPlan = resizePadPlan(personSmall.width, personSmall.height, config.width, config.height);
-      const personPose = await poseMap(personSmall, person);
-
-      const garment = await prepareGarment(analyzer, poseMap, await readRawImage(item.path), requested);
-      const garmentPlan = resizePadPlan(garment.image.width, garment.image.height, config.width, config.height);
-      const conditions: Conditions = {
-        agnostic: toPaddedTensor(await resized(personSmall, personPlan), 3, personPlan),
-        personPose: toPaddedTensor(
-          resizeNearest(personPose, personSmall.width, personSmall.height, personPlan.width, personPlan.height),
-          1,
-          personPlan,
-        ),
-        garment: toPaddedTensor(await resized(garment.image, garmentPlan), 3, garmentPlan),
-        garmentPose: toPaddedTensor(
-          resizeNearest(garment.pose, garment.image.width, garment.image.height, garmentPlan.width, garmentPlan.height),
-          1,
-          garmentPlan,
-        ),
-        category: garment.category,
-      };
-      onProgress({ stage: 'generating', progress: 0.05 + 0.9 * base });
-      const sampled = await sampleEuler(
-        gaussianNoise(3 * config.width * config.height, seed + pass),
-        sessionDenoiser(session, config, conditions),
-        {
+      const { conditions, personPlan } = await stages.run(`condition item ${pass + 1}`, 'preprocessing', 0.03 + 0.02 * base, async () => {
+        const personSmall = await fitted(photo, PRE_RESIZE);
+        const personPlan = resizePadPlan(personSmall.width, personSmall.height, config.width, config.height);
+        const personPose = await poseMap(personSmall, person);
+        const garment = await prepareGarment(analyzer, poseMap, await readRawImage(item.path), requested);
+        const garmentPlan = resizePadPlan(garment.image.width, garment.image.height, config.width, config.height);
+        const conditions: Conditions = {
+          agnostic: toPaddedTensor(await resized(personSmall, personPlan), 3, personPlan),
+          personPose: toPaddedTensor(
+            resizeNearest(personPose, personSmall.width, personSmall.height, personPlan.width, personPlan.height),
+            1,
+            personPlan,
+          ),
+          garment: toPaddedTensor(await resized(garment.image, garmentPlan), 3, garmentPlan),
+          garmentPose: toPaddedTensor(
+            resizeNearest(garment.pose, garment.image.width, garment.image.height, garmentPlan.width, garmentPlan.height),
+            1,
+            garmentPlan,
+          ),
+          category: garment.category,
+        };
+        return { conditions, personPlan };
+      });
+      const progressAt = (done: number, total: number): number => 0.05 + 0.9 * (base + (span * done) / total);
+      const sampled = await stages.run(`sample item ${pass + 1}`, 'generating', progressAt(0, 1), () =>
+        sampleEuler(gaussianNoise(3 * config.width * config.height, seed + pass), sessionDenoiser(session, config, conditions), {
           steps,
           guidance: options.guidance ?? 1.5,
           mu: options.shift ?? 1.5,
-          signal,
-          onStep: (done, total) => onProgress({ stage: 'generating', progress: 0.05 + 0.9 * (base + (span * done) / total) }),
-        },
+          signal: stages.signal,
+          onStep: (done, total) => runOptions.onProgress({ stage: 'generating', progress: progressAt(done, total) }),
+        }),
       );
-      const generated = await sharp(unpadToRgb(sampled, personPlan), {
-        raw: { width: personPlan.width, height: personPlan.height, channels: 3 },
-      })
-        .resize(photo.width, photo.height, { fit: 'fill', kernel: 'lanczos3' })
-        .raw()
-        .toBuffer();
-      const mask = blendMask(person.layout, garment.category);
-      photo = {
-        data: blendImages(photo.data, new Uint8Array(generated.buffer, generated.byteOffset, generated.length), mask),
-        width: photo.width,
-        height: photo.height,
-        channels: 3,
-      };
+      photo = await stages.run(`blend item ${pass + 1}`, 'generating', progressAt(1, 1), async () => {
+        const generated = await sharp(unpadToRgb(sampled, personPlan), {
+          raw: { width: personPlan.width, height: personPlan.height, channels: 3 },
+        })
+          .resize(photo.width, photo.height, { fit: 'fill', kernel: 'lanczos3' })
+          .raw()
+          .toBuffer();
+        const mask = blendMask(person.layout, conditions.category);
+        const data = blendImages(photo.data, new Uint8Array(generated.buffer, generated.byteOffset, generated.length), mask);
+        return { data, width: photo.width, height: photo.height, channels: 3 };
+      });
     }
-    onProgress({ stage: 'finishing', progress: 0.97 });
     // Encoded once, in the format the client asked for.
     const format = request.outputFormat ?? 'png';
-    return { image: await encodePixels({ data: photo.data, width: photo.width, height: photo.height, channels: 3 }, format), format };
+    const encoded = await stages.run('encode', 'finishing', 0.97, () =>
+      encodePixels({ data: photo.data, width: photo.width, height: photo.height, channels: 3 }, format),
+    );
+    return { image: encoded, format, stages: stages.timings };
   }
 
   return {

@@ -22,6 +22,7 @@ import {
   type GarmentCategory,
 } from '../types.ts';
 import { encodePixels } from '../encode.ts';
+import { RunStages } from '../stages.ts';
 import { compose, type PlacedLayer } from './composite/compose.ts';
 import { bodyFrame } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
@@ -58,10 +59,6 @@ const CUTOUT_CACHE = 32;
 
 /** Drawing order: what is worn underneath goes first. */
 const LAYER_ORDER: Record<WarpCategory, number> = { bottom: 0, dress: 1, top: 2, outerwear: 3 };
-
-function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new EngineError('engine_failed', 'canceled');
-}
 
 export class WarpEngine implements Engine {
   readonly id = 'warp';
@@ -107,22 +104,22 @@ export class WarpEngine implements Engine {
     const segmenter = this.segmenter;
     const faces = this.faces;
     if (!analyzer || !segmenter || !faces) throw new EngineError('engine_unavailable', 'the warp engine is not loaded', true);
-    const { signal, onProgress } = options;
-    onProgress({ stage: 'preprocessing', progress: 0.05 });
-    const photo = await readRawImage(request.selfie.path);
+    const stages = new RunStages(options);
+    const photo = await stages.run('read photo', 'preprocessing', 0.02, () => readRawImage(request.selfie.path));
     // A phone's 12 megapixels are worked on at the engine's 0.8 (768×1024), and the result is blended back into the full photo.
-    const image = await workingCopy(photo);
-    const person = await analyseCustomer(analyzer, image);
-    throwIfAborted(signal);
+    const image = await stages.run('working copy', 'preprocessing', 0.04, () => workingCopy(photo));
+    const person = await stages.run('analyse customer', 'preprocessing', 0.05, () => analyseCustomer(analyzer, image));
 
     const garments: GarmentCutout[] = [];
     for (const [k, item] of request.items.entries()) {
-      onProgress({ stage: 'preprocessing', progress: 0.1 + (0.3 * k) / request.items.length });
-      garments.push(await this.cutOut(item.path, request.categories[k] ?? 'auto', analyzer, segmenter));
-      throwIfAborted(signal);
+      const progress = 0.1 + (0.3 * k) / request.items.length;
+      garments.push(
+        await stages.run(`cut out garment ${k + 1}`, 'preprocessing', progress, () =>
+          this.cutOut(item.path, request.categories[k] ?? 'auto', analyzer, segmenter),
+        ),
+      );
     }
 
-    onProgress({ stage: 'generating', progress: 0.5 });
     const body = bodyFrame(person);
     const pose = poseViolation(person, body);
     if (pose) throw new EngineError('pose_unsupported', pose.detail);
@@ -131,7 +128,7 @@ export class WarpEngine implements Engine {
     const tucked = request.styling.includes('tucked');
     const ordered = [...garments].sort((a, b) => order(a, tucked) - order(b, tucked));
     // Face Mesh gives the exact face (kept byte for byte) and a clean skin sample (no eyes, brows, lips or fringe).
-    const face = await faces.detect(image, poseHeadBox(person.landmarks) ?? undefined);
+    const face = await stages.run('face mesh', 'generating', 0.5, () => faces.detect(image, poseHeadBox(person.landmarks) ?? undefined));
     const skin = (face && skinModelFromMask(image, face.skin)) ?? skinModel(image, person);
     /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {
@@ -168,8 +165,7 @@ export class WarpEngine implements Engine {
     };
     // Every result passes the post-conditions (checks.ts); one that fails is placed again more cautiously, and
     // refused when even the most cautious placement fails them.
-    let result = draw(0);
-    throwIfAborted(signal);
+    let result = await stages.run('place and check', 'generating', 0.6, () => draw(0));
     const failed: Violation[] = [];
     while (result.violations.length > 0) {
       failed.push(...result.violations);
@@ -177,15 +173,17 @@ export class WarpEngine implements Engine {
         const details = [...new Set(failed.map((v) => v.detail))].join('; ');
         throw new EngineError('pose_unsupported', `the try-on failed its own checks, so it is not shown: ${details}`);
       }
-      result = draw(result.level + 1);
-      throwIfAborted(signal);
+      const level = result.level + 1;
+      result = await stages.run(`place and check, caution ${level}`, 'generating', 0.6 + 0.1 * level, () => draw(level));
     }
 
-    onProgress({ stage: 'finishing', progress: 0.85 });
-    const rgb = image === photo ? result.rgb : await blendBack(photo, image, result.rgb);
+    const rgb = image === photo ? result.rgb : await stages.run('blend back', 'finishing', 0.85, () => blendBack(photo, image, result.rgb));
     // Encoded once, in the format the client asked for.
     const format = request.outputFormat ?? 'png';
-    return { image: await encodePixels({ data: rgb, width: photo.width, height: photo.height, channels: 3 }, format), format };
+    const encoded = await stages.run('encode', 'finishing', 0.9, () =>
+      encodePixels({ data: rgb, width: photo.width, height: photo.height, channels: 3 }, format),
+    );
+    return { image: encoded, format, stages: stages.timings };
   }
 
   async dispose(): Promise<void> {
