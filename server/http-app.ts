@@ -5,7 +5,6 @@
 import express, { type Express } from 'express';
 import type { AppDeps } from './api/deps.ts';
 import { apiKey, requireScope } from './api/middleware/api-key.ts';
-import { guiSessionAuth } from './gui/session.ts';
 import { bodyIdleTimeout } from './api/connections.ts';
 import { hostCheck } from './api/middleware/host-check.ts';
 import { jsonBody } from './api/middleware/json-body.ts';
@@ -37,7 +36,7 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(healthRoutes(deps));
   // The GUI's session cookie signs in as its admin key: the middleware is given that, and knows no feature.
-  api.use(apiKey({ store: deps.store, clock: deps.clock, sessions: guiSessionAuth(() => deps.store.state) }));
+  api.use(apiKey({ activeKey: (secret) => deps.reads.activeKey(secret), clock: deps.clock, sessions: deps.reads.sessionAuth() }));
   // Rate limiting comes before the body is read, so a flood costs no parsing.
   api.post('/try-on', rateLimit({ perMinute: deps.config.submitsPerMinute, clock: deps.clock }));
   api.use(jsonBody({ limitBytes: deps.config.bodyLimitBytes }));

@@ -18,6 +18,7 @@ import { newId } from './kernel/ids.ts';
 import { createKey, generateKey } from './keys/api-keys.ts';
 import { Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
+import { StateReads } from './reads.ts';
 import { TryOnService } from './tryons/service.ts';
 import { VERSION } from './version.ts';
 import { RedemptionJournal } from './vouchers/journal.ts';
@@ -133,6 +134,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   const deps: AppDeps = {
     config,
     store,
+    reads: new StateReads(store, archive, clock),
     archive,
     engines,
     runner,

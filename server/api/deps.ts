@@ -8,6 +8,7 @@ import type { IdempotencyGuard } from '../idempotency/idempotency.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
 import type { Archive } from '../store/archive.ts';
+import type { StateReads } from '../reads.ts';
 import type { Store } from '../store/db.ts';
 import type { TryOnService } from '../tryons/service.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
@@ -16,7 +17,10 @@ import type { RedemptionJournal } from '../vouchers/journal.ts';
 /** Everything the HTTP layer depends on. */
 export interface AppDeps {
   config: Config;
+  /** Writes: `store.mutate(fn)` with a feature's function; reads go through `reads`. */
   store: Store;
+  /** What routes and middleware read, named for what it is for (never the state document itself). */
+  reads: StateReads;
   archive: Archive;
   engines: EngineCatalog;
   runner: JobRunner;

@@ -3,10 +3,9 @@
  * record, the ledger and the runner's live progress; nothing is cached.
  */
 import { redactPaths } from '../kernel/redact.ts';
-import { accountSummary } from '../credits/ledger.ts';
 import { readImage } from '../images/files.ts';
 import type { LiveProgress } from '../jobs/runner.ts';
-import type { GenerationRecord, State } from '../store/schema.ts';
+import type { GenerationRecord } from '../store/schema.ts';
 
 /** The status of a try-on as GET /api/v1/try-on/<genId> returns it. */
 export interface GenerationView {
@@ -28,7 +27,8 @@ export interface GenerationView {
 }
 
 export interface ViewContext {
-  state: State;
+  /** The account's credits remaining as the reply is made. */
+  creditsRemaining: number;
   now: Date;
   baseUrl: string;
   live: (id: string) => LiveProgress;
@@ -45,7 +45,7 @@ export async function generationView(record: GenerationRecord, context: ViewCont
     genId: record.id,
     status: record.status,
     createdAt: record.createdAt,
-    creditsRemaining: accountSummary(context.state, context.now).creditsRemaining,
+    creditsRemaining: context.creditsRemaining,
     creditCharged: record.credit === 'captured',
     expiresAt: record.expiresAt,
     engine: record.engine,

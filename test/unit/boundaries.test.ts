@@ -118,6 +118,7 @@ const FLOORS = [
   'vouchers',
   'tryons', // the try-on service (submit, find, list, cancel, erase) and submit validation
   'gui', // the GUI's server side: sessions, catalogue, framing, the bundle
+  'reads.ts', // what the HTTP layer reads, named for its purpose: the seam a second store answers
   'api', // HTTP: middleware (no feature imported: the GUI session is injected), routes, OpenAPI
   'http-app.ts', // createApp(deps): the Express app
   'services.ts', // the features wired into AppDeps around a store and an engine catalogue
@@ -160,4 +161,14 @@ test('HTTP middleware imports no feature: only the kernel, the store and the key
       );
     }
   }
+});
+
+test('the HTTP layer reads no state document: its reads go through reads.ts, named for what they are for', () => {
+  const direct: string[] = [];
+  for (const file of [...sources('server/api'), 'server/http-app.ts']) {
+    const text = readFileSync(join(ROOT, file), 'utf8');
+    for (const [n, line] of text.split('\n').entries())
+      if (/\bstore\.state\b|\.state\.(gui|keys|generations|ledger)\b/.test(line)) direct.push(`${file}:${n + 1}`);
+  }
+  assert.deepEqual(direct, []);
 });

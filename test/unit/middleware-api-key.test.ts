@@ -10,7 +10,7 @@ import { apiKey, requireScope, type SessionAuth } from '../../server/api/middlew
 import { ApiError } from '../../server/kernel/errors.ts';
 import { createKey, revokeKey } from '../../server/keys/api-keys.ts';
 import { emptyState } from '../../server/store/schema.ts';
-import type { Store } from '../../server/store/db.ts';
+import { findActiveKey } from '../../server/keys/api-keys.ts';
 
 const NOW = new Date('2026-11-23T12:00:00Z');
 
@@ -34,11 +34,11 @@ describe('apiKey() middleware', () => {
   const standard = createKey(state, 'kiosk', 'standard', NOW);
   const revoked = createKey(state, 'old', 'standard', NOW);
   revokeKey(state, revoked.record.id, NOW);
-  const store = { state } as unknown as Store;
   const clock = () => NOW;
+  const activeKey = (secret: string) => findActiveKey(state, secret, NOW);
 
   test('a bearer key authenticates as that key; a missing, malformed, unknown or revoked one is 401', () => {
-    const ok = run(apiKey({ store, clock }), request({ Authorization: `Bearer ${standard.key}` }));
+    const ok = run(apiKey({ activeKey, clock }), request({ Authorization: `Bearer ${standard.key}` }));
     assert.equal(ok.error, undefined);
     assert.equal(ok.req.auth?.key.id, standard.record.id);
     for (const headers of <Record<string, string>[]>[
@@ -47,7 +47,7 @@ describe('apiKey() middleware', () => {
       { Authorization: 'Bearer fr_nope' },
       { Authorization: `Bearer ${revoked.key}` },
     ]) {
-      const { error } = run(apiKey({ store, clock }), request(headers));
+      const { error } = run(apiKey({ activeKey, clock }), request(headers));
       assert.ok(error instanceof ApiError && error.code === 'unauthorized', JSON.stringify(headers));
     }
   });
@@ -62,19 +62,19 @@ describe('apiKey() middleware', () => {
         if (req.method === 'POST' && req.get('x-csrf-token') !== 'right') throw new ApiError('forbidden', 'no CSRF token');
       },
     };
-    const without = run(apiKey({ store, clock }), request({ Cookie: 's=live' }));
+    const without = run(apiKey({ activeKey, clock }), request({ Cookie: 's=live' }));
     assert.ok(without.error instanceof ApiError && without.error.code === 'unauthorized', 'no sessions: a cookie is nothing');
 
-    const signedIn = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=live' }));
+    const signedIn = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live' }));
     assert.equal(signedIn.error, undefined);
     assert.deepEqual(signedIn.req.auth, { key: admin.record, sessionId: 'ses_1' });
 
-    const ended = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=gone' }));
+    const ended = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=gone' }));
     assert.ok(ended.error instanceof ApiError && ended.error.code === 'unauthorized');
 
-    const forged = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=live' }, 'POST'));
+    const forged = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live' }, 'POST'));
     assert.ok(forged.error instanceof ApiError && forged.error.code === 'forbidden');
-    const sent = run(apiKey({ store, clock, sessions }), request({ Cookie: 's=live', 'X-CSRF-Token': 'right' }, 'POST'));
+    const sent = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live', 'X-CSRF-Token': 'right' }, 'POST'));
     assert.equal(sent.error, undefined);
     // Asked on every request that signs in with the session (safe methods pass inside checkCsrf).
     assert.deepEqual(csrfChecked, ['live', 'live', 'live']);

@@ -1,7 +1,5 @@
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../../kernel/errors.ts';
-import { findActiveKey } from '../../keys/api-keys.ts';
-import type { Store } from '../../store/db.ts';
 import type { ApiKeyRecord, KeyScope } from '../../store/schema.ts';
 import '../request-context.ts';
 
@@ -16,7 +14,8 @@ export interface SessionAuth {
 }
 
 export interface ApiKeyOptions {
-  store: Store;
+  /** The key a bearer secret names, if it is active (known, not revoked, not past its grace period). */
+  activeKey: (secret: string) => ApiKeyRecord | undefined;
   clock: () => Date;
   /** Without it, only `Authorization: Bearer` authenticates. */
   sessions?: SessionAuth;
@@ -28,7 +27,7 @@ export interface ApiKeyOptions {
  * session's admin key, and a state-changing call must carry the session's
  * CSRF token and come from this site (403 otherwise).
  */
-export function apiKey({ store, clock, sessions }: ApiKeyOptions): RequestHandler {
+export function apiKey({ activeKey, clock, sessions }: ApiKeyOptions): RequestHandler {
   return (req, _res, next) => {
     const header = req.get('authorization');
     const token = header === undefined ? sessions?.tokenOf(req) : undefined;
@@ -53,7 +52,7 @@ export function apiKey({ store, clock, sessions }: ApiKeyOptions): RequestHandle
       next(new ApiError('unauthorized', 'Send an API key as "Authorization: Bearer <key>".'));
       return;
     }
-    const record = findActiveKey(store.state, match[1]!, clock());
+    const record = activeKey(match[1]!);
     if (!record) {
       next(new ApiError('unauthorized', 'The API key is unknown, revoked or expired.'));
       return;

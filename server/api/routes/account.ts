@@ -1,14 +1,13 @@
 /** Account and credit packs (contract 2.8). */
 import { Router } from 'express';
-import { accountSummary } from '../../credits/ledger.ts';
 import { CREDIT_PACKS } from '../../credits/packs.ts';
 import type { AppDeps } from '../deps.ts';
 
 /** Routes /api/v1/account and /api/v1/credit-packs. */
-export function accountRoutes({ store, clock }: AppDeps): Router {
+export function accountRoutes({ reads }: AppDeps): Router {
   const router = Router();
   router.get('/account', (_req, res) => {
-    res.json(accountSummary(store.state, clock()));
+    res.json(reads.account());
   });
   router.get('/credit-packs', (_req, res) => {
     res.json(CREDIT_PACKS);

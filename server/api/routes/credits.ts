@@ -2,8 +2,7 @@
 import { Router } from 'express';
 import { ApiError, validationError } from '../../kernel/errors.ts';
 import { requireScope } from '../middleware/api-key.ts';
-import { allGenerations, allLedgerEntries, ledgerPage } from '../../credits/history.ts';
-import { parseUsageQuery, usageReport } from '../../credits/usage.ts';
+import { parseUsageQuery } from '../../credits/usage.ts';
 import type { AppDeps } from '../deps.ts';
 import { redeemVoucher } from '../../vouchers/redeem.ts';
 import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from '../../vouchers/voucher.ts';
@@ -11,18 +10,18 @@ import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from
 const LEDGER_LIMIT = { default: 100, max: 500 };
 
 /** Routes under /api/v1 for vouchers, usage and the ledger. Throws at start-up on a bad trusted issuer key. */
-export function creditRoutes({ store, archive, clock, config, vouchersRedeemed, log }: AppDeps): Router {
+export function creditRoutes({ store, reads, clock, config, vouchersRedeemed, log }: AppDeps): Router {
   const issuers = trustedIssuers(config.trustedIssuerKeys);
   const router = Router();
 
   router.post('/credits/redeem', requireScope('admin'), async (req, res) => {
     const text = (req.body as { voucher?: unknown } | undefined)?.voucher;
     if (typeof text !== 'string' || text === '') throw validationError([{ field: 'voucher', message: 'is required (a voucher text)' }]);
-    const installation = store.state.installation;
-    if (!installation) throw new ApiError('internal', 'The installation has no id.');
+    const installId = reads.installationId();
+    if (!installId) throw new ApiError('internal', 'The installation has no id.');
     let voucher: VoucherPayload;
     try {
-      voucher = verifyVoucher(text, { issuers, now: clock(), installId: installation.id });
+      voucher = verifyVoucher(text, { issuers, now: clock(), installId });
     } catch (error) {
       if (error instanceof VoucherError) throw validationError([{ field: 'voucher', message: error.message }]);
       throw error;
@@ -39,8 +38,7 @@ export function creditRoutes({ store, archive, clock, config, vouchersRedeemed, 
 
   router.get('/usage', (req, res) => {
     const query = parseUsageQuery(req.query as Record<string, unknown>, clock());
-    const state = store.state;
-    res.json(usageReport(query, allGenerations(state, archive), allLedgerEntries(state, archive)));
+    res.json(reads.usage(query));
   });
 
   router.get('/ledger', requireScope('admin'), (req, res) => {
@@ -53,7 +51,7 @@ export function creditRoutes({ store, archive, clock, config, vouchersRedeemed, 
     if (cursor !== undefined && (typeof cursor !== 'string' || !/^[1-9][0-9]{0,14}$/.test(cursor))) {
       throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
     }
-    const page = ledgerPage(store.state, archive, cursor === undefined ? null : Number(cursor), limit);
+    const page = reads.ledger(cursor === undefined ? null : Number(cursor), limit);
     res.json({ data: page.entries, nextCursor: page.nextBefore === null ? null : String(page.nextBefore) });
   });
 

@@ -13,7 +13,6 @@ import { authOf, viewerOf } from '../request-context.ts';
 import { reachableBaseUrl } from '../middleware/host-check.ts';
 import { createShare, qrSvg } from '../../gui/share.ts';
 import { contentType, readImage } from '../../images/files.ts';
-import { findActiveKey } from '../../keys/api-keys.ts';
 import type { AppDeps } from '../deps.ts';
 import { jpegFrameBody } from '../../gui/framing.ts';
 import { checkGarment, findGarment, garmentView, newGarmentId, removeGarmentImage, storeGarmentImage } from '../../gui/catalogue.ts';
@@ -23,13 +22,11 @@ import {
   createSession,
   csrfTokenFor,
   ensureGuiKey,
-  findSession,
   hashPin,
   PinThrottle,
   sessionTokenOf,
   setSessionCookie,
   verifyPin,
-  guiSessionAuth,
 } from '../../gui/session.ts';
 import type { GuiSettings, SessionInfo } from '../../gui/contract.ts';
 
@@ -49,8 +46,9 @@ function launchTokenMatches(expected: string | null | undefined, given: unknown)
 
 /** The router mounted at /gui/api. */
 export function guiRoutes(deps: AppDeps): Router {
-  const { store, clock, config, tryOns } = deps;
-  const sessions = guiSessionAuth(() => store.state);
+  const { store, reads, clock, config, tryOns } = deps;
+  const sessions = reads.sessionAuth();
+  const keys = { activeKey: (secret: string) => reads.activeKey(secret), clock, sessions };
   const launchToken = deps.guiLaunchToken ?? null;
   const throttle = new PinThrottle(store);
   const body = jsonBody({ limitBytes: config.bodyLimitBytes });
@@ -59,8 +57,8 @@ export function guiRoutes(deps: AppDeps): Router {
   router.get('/session', (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     const token = sessionTokenOf(req);
-    const found = token ? findSession(store.state, token, clock()) : undefined;
-    const common = { pinSet: store.state.gui.pinHash !== null, shell: launchToken !== null, version: deps.version };
+    const found = token ? reads.guiSession(token) : undefined;
+    const common = { pinSet: reads.guiSettings().pinHash !== null, shell: launchToken !== null, version: deps.version };
     if (!token || !found) {
       res.json({ signedIn: false, ...common } satisfies SessionInfo);
       return;
@@ -85,7 +83,7 @@ export function guiRoutes(deps: AppDeps): Router {
     let newPinHash: string | null = null;
     const via = fields.method;
     if (via === 'key') {
-      const key = typeof fields.key === 'string' ? findActiveKey(store.state, fields.key.trim(), now) : undefined;
+      const key = typeof fields.key === 'string' ? reads.activeKey(fields.key.trim()) : undefined;
       if (!key) throw new ApiError('unauthorized', 'That admin key is unknown, revoked or expired.');
       if (key.scope !== 'admin') throw new ApiError('forbidden', 'Staff sign in with an admin key; this one is a standard key.');
       if (fields.newPin !== undefined) newPinHash = await hashPin(checkPinShape(fields.newPin));
@@ -93,7 +91,7 @@ export function guiRoutes(deps: AppDeps): Router {
       await throttle.succeed();
       keyId = key.id;
     } else if (via === 'pin') {
-      const pinHash = store.state.gui.pinHash;
+      const pinHash = reads.guiSettings().pinHash;
       if (pinHash === null) throw new ApiError('conflict', 'No PIN is set yet: sign in with the admin key and choose one.');
       // The try is counted before the slow hash, and released only once a failure is written.
       const release = throttle.begin(now);
@@ -128,7 +126,7 @@ export function guiRoutes(deps: AppDeps): Router {
   // Before the JSON body parser: the frame is a small JPEG, not JSON.
   router.post(
     '/framing',
-    apiKey({ store, clock, sessions }),
+    apiKey(keys),
     requireScope('admin', { shopFloor: true }),
     ...jpegFrameBody(),
     async (req: Request, res: Response) => {
@@ -139,7 +137,7 @@ export function guiRoutes(deps: AppDeps): Router {
 
   // Everything below needs a session (with its CSRF token on changes) or an admin key.
   // Staff signed in with the PIN may do the shop floor's work here; changing the PIN or the settings is the admin's.
-  router.use(apiKey({ store, clock, sessions }), requireScope('admin', { shopFloor: true }), ...body);
+  router.use(apiKey(keys), requireScope('admin', { shopFloor: true }), ...body);
 
   router.delete('/session', async (req, res) => {
     const sessionId = authOf(req).sessionId;
@@ -162,14 +160,15 @@ export function guiRoutes(deps: AppDeps): Router {
   });
 
   router.get('/settings', (req, res) => {
+    const shop = reads.guiSettings();
     const settings: GuiSettings = {
       version: deps.version,
       retentionDays: config.imageRetentionDays,
       eraseInputsWhenDone: config.eraseInputsWhenDone,
-      pinSet: store.state.gui.pinHash !== null,
+      pinSet: shop.pinHash !== null,
       sessionKeyId: authOf(req).key.id,
-      guiKeyId: store.state.gui.keyId,
-      eraseOnNewCustomer: store.state.gui.eraseOnNewCustomer === true,
+      guiKeyId: shop.guiKeyId,
+      eraseOnNewCustomer: shop.eraseOnNewCustomer,
     };
     res.json(settings);
   });
@@ -201,8 +200,7 @@ export function guiRoutes(deps: AppDeps): Router {
   });
 
   router.get('/garments', (_req, res) => {
-    const garments = Object.values(store.state.gui.garments).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-    res.json(garments.map(garmentView));
+    res.json(reads.garments().map(garmentView));
   });
 
   router.post('/garments', async (req, res) => {
@@ -223,7 +221,7 @@ export function guiRoutes(deps: AppDeps): Router {
   });
 
   router.get('/garments/:id/image', async (req, res) => {
-    const garment = findGarment(store.state.gui.garments, req.params.id!);
+    const garment = reads.garment(req.params.id!);
     const bytes = await readImage(store.dataDir, garment.image);
     res.setHeader('Cache-Control', 'private, max-age=3600');
     res.type(contentType(garment.image.format)).send(bytes);

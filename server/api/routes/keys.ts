@@ -5,11 +5,11 @@ import { checkKeyFields, createKey, publicKey, revokeKey, rotateKey } from '../.
 import type { AppDeps } from '../deps.ts';
 
 /** Routes under /api/v1/keys. */
-export function keyRoutes({ store, clock, config }: AppDeps): Router {
+export function keyRoutes({ store, reads, clock, config }: AppDeps): Router {
   const router = Router();
 
   router.get('/keys', (_req, res) => {
-    res.json(store.state.keys.map(publicKey));
+    res.json(reads.keys().map(publicKey));
   });
 
   router.post('/keys', async (req, res) => {

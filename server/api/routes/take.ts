@@ -5,17 +5,14 @@
 import { Router } from 'express';
 import { ApiError } from '../../kernel/errors.ts';
 import { contentType, readImage } from '../../images/files.ts';
-import { sharedTryOn } from '../../gui/share.ts';
 import type { AppDeps } from '../deps.ts';
-import { findGeneration } from '../../store/archive.ts';
 
 const EXTENSIONS = { jpeg: 'jpg', png: 'png', webp: 'webp' } as const;
 
-export function takeHomeRoutes({ store, archive, clock }: AppDeps): Router {
+export function takeHomeRoutes({ store, reads }: AppDeps): Router {
   const router = Router();
   router.get('/take/:token', async (req, res) => {
-    const genId = sharedTryOn(store.state, req.params.token!, clock());
-    const record = genId ? findGeneration(store.state, archive, genId) : undefined;
+    const record = reads.sharedTryOn(req.params.token!);
     if (!record?.result) throw new ApiError('not_found', 'This link has expired, or the picture was erased.');
     const bytes = await readImage(store.dataDir, record.result);
     res.setHeader('Cache-Control', 'no-store');

@@ -21,7 +21,7 @@ export function baseUrlOf(req: Request, publicBaseUrl: string | null): string {
 
 /** Routes under /api/v1/try-on: each parses the request, calls the try-on service once, and renders. */
 export function tryOnRoutes(deps: AppDeps): Router {
-  const { store, tryOns, clock, config } = deps;
+  const { store, reads, tryOns, clock, config } = deps;
   const router = Router();
   // Status, list and image replies can carry a customer's photo or its try-on: never kept by a cache.
   router.use('/try-on', (_req, res, next) => {
@@ -30,7 +30,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
   });
 
   const viewContext = (req: Request): ViewContext => ({
-    state: store.state,
+    creditsRemaining: reads.account().creditsRemaining,
     now: clock(),
     baseUrl: baseUrlOf(req, config.publicBaseUrl),
     live: (id) => tryOns.live(id),

@@ -3,17 +3,17 @@ import { Router } from 'express';
 import type { AppDeps } from '../deps.ts';
 import { requireScope } from '../middleware/api-key.ts';
 import { viewerOf } from '../request-context.ts';
-import { deliveryView, eventsOf, redeliverEvent } from '../../webhooks/outbox.ts';
-import { currentSecret, ensureSecret, rotateSecret, secretView } from '../../webhooks/secrets.ts';
+import { deliveryView, redeliverEvent } from '../../webhooks/outbox.ts';
+import { ensureSecret, rotateSecret, secretView } from '../../webhooks/secrets.ts';
 
 /** Routes under /api/v1 for webhooks. */
 export function webhookRoutes(deps: AppDeps): Router {
-  const { store, tryOns, clock, config, webhooks } = deps;
+  const { store, reads, tryOns, clock, config, webhooks } = deps;
   const router = Router();
 
   router.get('/webhooks/secret', requireScope('admin'), async (_req, res) => {
-    const current = currentSecret(store.state) ?? (await store.mutate((state) => ensureSecret(state, clock())));
-    res.json(secretView(current, store.state, clock()));
+    const current = reads.webhookSecret() ?? (await store.mutate((state) => ensureSecret(state, clock())));
+    res.json(reads.webhookSecretView(current));
   });
 
   router.post('/webhooks/secret/rotate', requireScope('admin'), async (_req, res) => {
@@ -26,7 +26,7 @@ export function webhookRoutes(deps: AppDeps): Router {
 
   router.get('/try-on/:genId/webhook-deliveries', (req, res) => {
     const record = tryOns.find(req.params.genId!, viewerOf(req));
-    res.json({ data: eventsOf(store.state, record).map(deliveryView) });
+    res.json({ data: reads.webhookEvents(record).map(deliveryView) });
   });
 
   router.post('/try-on/:genId/webhook-deliveries/redeliver', async (req, res) => {

@@ -1,0 +1,108 @@
+/**
+ * What the HTTP layer reads, each read named for what it is for. Routes, the API-key middleware and the GUI's
+ * server side read through here and never the state document itself; writes stay `store.mutate(fn)` calls on
+ * the features' own functions. The features that own a part of the state (the try-on service, the job runner,
+ * the webhook dispatcher, retention) read it themselves. A second kind of store (issue 16) answers these reads.
+ *
+ * Every read sees committed state only (Store.state is the last durable document), so nothing here shows a
+ * change that a crash could still lose.
+ */
+import { allGenerations, allLedgerEntries, ledgerPage, type LedgerPage } from './credits/history.ts';
+import { accountSummary, type AccountSummary } from './credits/ledger.ts';
+import { usageReport, type UsageQuery, type UsageReport } from './credits/usage.ts';
+import { findGarment } from './gui/catalogue.ts';
+import { findSession, guiSessionAuth } from './gui/session.ts';
+import { sharedTryOn } from './gui/share.ts';
+import { findActiveKey } from './keys/api-keys.ts';
+import { findGeneration, type Archive } from './store/archive.ts';
+import type { Store } from './store/db.ts';
+import type { ApiKeyRecord, CatalogueGarment, GenerationRecord, GuiSession, WebhookEvent, WebhookSecret } from './store/schema.ts';
+import { eventsOf } from './webhooks/outbox.ts';
+import { currentSecret, secretView, type SecretView } from './webhooks/secrets.ts';
+
+export class StateReads {
+  constructor(
+    private readonly store: Store,
+    private readonly archive: Archive,
+    private readonly clock: () => Date,
+  ) {}
+
+  /** The key a bearer secret names, if it is known, not revoked and not past its grace period. */
+  activeKey(secret: string): ApiKeyRecord | undefined {
+    return findActiveKey(this.store.state, secret, this.clock());
+  }
+
+  /** Every key ever made, revoked ones too (never their secrets: only hashes are stored). */
+  keys(): readonly ApiKeyRecord[] {
+    return this.store.state.keys;
+  }
+
+  /** The installation's id, which vouchers are bound to; null before the first start has written it. */
+  installationId(): string | null {
+    return this.store.state.installation?.id ?? null;
+  }
+
+  /** Credits remaining, reserved and from the trial, now. */
+  account(): AccountSummary {
+    return accountSummary(this.store.state, this.clock());
+  }
+
+  /** Usage per day or hour, over the state and the archive. */
+  usage(query: UsageQuery): UsageReport {
+    const state = this.store.state;
+    return usageReport(query, allGenerations(state, this.archive), allLedgerEntries(state, this.archive));
+  }
+
+  /** A page of the ledger, newest first, before the entry number `before` (null: from the newest). */
+  ledger(before: number | null, limit: number): LedgerPage {
+    return ledgerPage(this.store.state, this.archive, before, limit);
+  }
+
+  /** The webhook signing secret in use, if one was made yet. */
+  webhookSecret(): WebhookSecret | undefined {
+    return currentSecret(this.store.state);
+  }
+
+  /** How a secret is shown: with the previous one while both are valid. */
+  webhookSecretView(secret: WebhookSecret): SecretView {
+    return secretView(secret, this.store.state, this.clock());
+  }
+
+  /** The webhook events of one try-on, oldest first. */
+  webhookEvents(record: GenerationRecord): WebhookEvent[] {
+    return eventsOf(this.store.state, record);
+  }
+
+  /** The try-on a take-home link shows, if the link is valid and the try-on still has its picture. */
+  sharedTryOn(token: string): GenerationRecord | undefined {
+    const state = this.store.state;
+    const genId = sharedTryOn(state, token, this.clock());
+    return genId ? findGeneration(state, this.archive, genId) : undefined;
+  }
+
+  /** The GUI session a cookie token names, with its key, while both are live. */
+  guiSession(token: string): { session: GuiSession; key: ApiKeyRecord } | undefined {
+    return findSession(this.store.state, token, this.clock());
+  }
+
+  /** Signing in to /api/v1 with the GUI's session cookie, as the API-key middleware takes it. */
+  sessionAuth(): ReturnType<typeof guiSessionAuth> {
+    return guiSessionAuth(() => this.store.state);
+  }
+
+  /** The shop-floor settings the GUI shows: whether a PIN is set, the GUI's key, erasing on a new customer. */
+  guiSettings(): { pinHash: string | null; guiKeyId: string | null; eraseOnNewCustomer: boolean } {
+    const { gui } = this.store.state;
+    return { pinHash: gui.pinHash, guiKeyId: gui.keyId, eraseOnNewCustomer: gui.eraseOnNewCustomer === true };
+  }
+
+  /** The shop's catalogue, newest first. */
+  garments(): CatalogueGarment[] {
+    return Object.values(this.store.state.gui.garments).sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  }
+
+  /** One catalogue garment (a 404 ApiError when there is none). */
+  garment(id: string): CatalogueGarment {
+    return findGarment(this.store.state.gui.garments, id);
+  }
+}
