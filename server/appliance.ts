@@ -11,6 +11,7 @@ import { EngineRegistry } from './engines/registry.ts';
 import type { EngineSpec } from './engines/types.ts';
 import { createApp } from './http-app.ts';
 import { archiveCold, sweep } from './jobs/retention.ts';
+import type { TerminalNotifier } from './jobs/notifier.ts';
 import type { JobRunner } from './jobs/runner.ts';
 import { firstStart, startServices, type Services, type ServicesOptions } from './services.ts';
 import type { Archive } from './store/archive.ts';
@@ -42,6 +43,8 @@ export interface Appliance {
   runner: JobRunner;
   engines: EngineRegistry;
   webhooks: WebhookDispatcher;
+  /** Wakes the requests waiting on a try-on; tests read how many wait. */
+  notifier: TerminalNotifier;
   /** The first admin key, only on the very first start of a data directory. */
   firstAdminKey: string | null;
   /** Stops cleanly (idempotent): waiting requests answer, running try-ons go back to the queue. */
@@ -67,7 +70,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     if (options.webhookLookup) servicesOptions.webhookLookup = options.webhookLookup;
     if (options.guiLaunchToken) servicesOptions.guiLaunchToken = options.guiLaunchToken;
     services = await startServices(servicesOptions);
-    const { archive, runner, webhooks } = services.deps;
+    const { archive, runner, webhooks, notifier } = services.deps;
     const app = createApp(services.deps);
     server = createServer(app);
     // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.
@@ -119,6 +122,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       runner,
       engines: registry,
       webhooks,
+      notifier,
       firstAdminKey,
       close() {
         closing ??= shutdown();

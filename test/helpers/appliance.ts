@@ -18,6 +18,7 @@ import { startAppliance } from '../../server/appliance.ts';
 import { defaultConfig, type Config } from '../../server/config.ts';
 import type { EngineSpec } from '../../server/engines/types.ts';
 import { createApp } from '../../server/http-app.ts';
+import type { TerminalNotifier } from '../../server/jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../../server/jobs/runner.ts';
 import { firstStart, startServices, type ServicesOptions } from '../../server/services.ts';
 import type { Archive } from '../../server/store/archive.ts';
@@ -46,6 +47,7 @@ export interface Running {
   runner: JobRunner;
   engines: EngineCatalog;
   webhooks: WebhookDispatcher;
+  notifier: TerminalNotifier;
   firstAdminKey: string | null;
   close(): Promise<void>;
 }
@@ -106,6 +108,7 @@ export async function startTestApp(t: TestContext, options: TestOptions = {}): P
     runner: services.deps.runner,
     engines,
     webhooks: services.deps.webhooks,
+    notifier: services.deps.notifier,
     firstAdminKey,
     close() {
       closing ??= (async () => {
@@ -164,4 +167,13 @@ function harness(t: TestContext, appliance: Running, dataDir: string): TestAppli
       return response;
     },
   };
+}
+
+/** Resolves once `happened()` is true (checked every 5 ms): waiting for an event, not for a guessed time. */
+export async function until(happened: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!happened()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { composeEngine, startTestAppliance, type TestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestAppliance, until, type TestAppliance } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 
 /** Opens a raw connection from `localAddress` (another loopback address stands for another machine). */
@@ -68,7 +68,7 @@ test('waits past the per-key cap are answered at once with the current status; o
   );
   let settled = 0;
   for (const request of held) void request.then(() => settled++);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await until(() => app.appliance.notifier.waiting() === 3, 'the three within the cap wait');
   const over = await app.call('GET', `/api/v1/try-on/${genId}?wait=30`);
   assert.equal(over.status, 200);
   assert.equal(((await over.json()) as { status: string }).status, 'pending');

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import sharp from 'sharp';
-import { composeEngine, startTestApp, startTestAppliance } from '../helpers/appliance.ts';
+import { composeEngine, startTestApp, startTestAppliance, until } from '../helpers/appliance.ts';
 import { submission } from '../helpers/inputs.ts';
 
 test('a submission is accepted with 202, Location and a reserved credit, and completes with an image', async (t) => {
@@ -240,7 +240,7 @@ test('stopping the appliance answers waiting requests at once with the pending s
   const { genId } = (await (await app.call('POST', '/api/v1/try-on', { body: await submission() })).json()) as { genId: string };
   const started = performance.now();
   const waiting = app.call('GET', `/api/v1/try-on/${genId}?wait=60`);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await until(() => app.appliance.notifier.waiting() === 1, 'the request waits');
   await app.appliance.close();
   const response = await waiting;
   assert.equal(response.status, 200);
