@@ -13,6 +13,7 @@ import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { encodePixels } from '../encode.ts';
+import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
 import { analyseCustomer, findWearer } from '../person.ts';
 import { MODELS_DIR } from '../../vision/models.ts';
@@ -67,8 +68,6 @@ export interface FashnEngineOptions {
 }
 
 const GPU_PROVIDERS: ExecutionProvider[] = ['cuda', 'dml', 'coreml'];
-/** Layering order: what is worn underneath is generated first. */
-const LAYER_ORDER: Readonly<Record<GarmentCategory, number>> = { bottom: 0, dress: 1, auto: 2, top: 2, outerwear: 3 };
 /** The reference pre-resizes photos to fit this square before pose detection. */
 const PRE_RESIZE = 864;
 
@@ -173,7 +172,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
     const person = await stages.run('analyse customer', 'preprocessing', 0.02, () => analyseCustomer(analyzer, photo, 'the photo'));
     const seed = request.seed ?? randomInt(2 ** 31);
     const order = request.items.map((item, index) => ({ item, index, category: request.categories[index] ?? 'auto' }));
-    order.sort((a, b) => LAYER_ORDER[a.category] - LAYER_ORDER[b.category] || a.index - b.index);
+    order.sort((a, b) => layerOf(a.category) - layerOf(b.category) || a.index - b.index);
 
     for (const [pass, { item, category: requested }] of order.entries()) {
       const base = pass / order.length;

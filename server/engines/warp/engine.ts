@@ -22,6 +22,7 @@ import {
   type GarmentCategory,
 } from '../types.ts';
 import { encodePixels } from '../encode.ts';
+import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
 import { compose, type PlacedLayer } from './composite/compose.ts';
 import { bodyFrame } from './fit/body.ts';
@@ -35,7 +36,7 @@ import { skinModel, skinModelFromMask } from './composite/colour.ts';
 import { FaceMesh, poseHeadBox } from '../../vision/face-mesh.ts';
 import { cutOutGarment } from './cutout/index.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
-import type { GarmentCutout, WarpCategory } from './types.ts';
+import type { GarmentCutout } from './types.ts';
 
 export interface WarpOptions {
   /** ONNX Runtime threads for the person analysis (default 1). */
@@ -56,9 +57,6 @@ const WORKING_PIXELS = 768 * 1024;
 
 /** Cut-outs kept per engine process, by garment photo and requested category (catalogue garments come back). */
 const CUTOUT_CACHE = 32;
-
-/** Drawing order: what is worn underneath goes first. */
-const LAYER_ORDER: Record<WarpCategory, number> = { bottom: 0, dress: 1, top: 2, outerwear: 3 };
 
 export class WarpEngine implements Engine {
   readonly id = 'warp';
@@ -320,10 +318,9 @@ async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): 
   return out;
 }
 
-/** A tucked top goes under the bottoms; otherwise bottoms, dress, top, outerwear. */
+/** A tucked top goes under the bottoms; otherwise bottoms, dress, top, outerwear (layers.ts). */
 function order(garment: GarmentCutout, tucked: boolean): number {
-  if (tucked && garment.category === 'top') return -1;
-  return LAYER_ORDER[garment.category];
+  return layerOf(garment.category, { tucked });
 }
 
 export const createEngine: CreateEngine = (options) => new WarpEngine((options ?? {}) as WarpOptions);
