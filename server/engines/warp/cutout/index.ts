@@ -31,9 +31,8 @@ const MARGIN = 8;
 const MIN_COVERAGE = 0.02;
 /**
  * A garment filling less than this share of its own bounding box is fragments: a print without its shirt,
- * when a white shirt on a white background does not stand out. On the fixture photos real garments fill
- * 0.58–0.88 of their box; the two white shirts' prints 0.18 and 0.44 at the first look, so those get a
- * second, outline-bounded look (`faintGarmentMatte`) before they are refused.
+ * when a white shirt on a white background does not stand out. Those get a second, outline-bounded look
+ * (`faintGarmentMatte`) before they are refused. Calibration: bench/RESULTS.md.
  */
 const FRAGMENTED = 0.5;
 /** Where a model whose head is out of the frame shows skin, and at least how much of it. */

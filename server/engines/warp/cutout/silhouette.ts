@@ -122,12 +122,9 @@ function band(s: Silhouette, a: number, b: number): Row[] {
 }
 
 /**
- * The category a silhouette looks like, from its shape alone (see ShapeFeatures). Measured on the 64 garments of
- * the shared fixtures (first round and wide set): trousers and shorts split 0.74–1 of their lowest rows into legs,
- * everything else at most 0.32; dresses are long (2.8 times their width) or long and flaring below a waist (tops
- * that long flare at most 1.39, dresses 1.45 and more); a skirt's waistband fills 0.73 and more of its width a
- * quarter down, a top's neckline and shoulders at most 0.68 (one ghost-mannequin tee 0.87, one maxi skirt 0.66:
- * both come out wrong). A jacket is told from a top only when it lies open.
+ * The category a silhouette looks like, from its shape alone (see ShapeFeatures): legs split below, then long or
+ * long and flaring (a dress), then a full top edge (a waistband), then an open front (a jacket), else a top. The
+ * thresholds' calibration on the fixture garments is in bench/RESULTS.md ("Calibration of the cut-out's rules").
  */
 export function categoryOf(s: Silhouette): WarpCategory {
   const f = shapeFeatures(s);
