@@ -16,6 +16,7 @@ import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../ty
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
 import { combineMattes } from './combine.ts';
 import type { GarmentSegmenter } from './learned.ts';
+import { looksLikeOuterwear } from './closure.ts';
 import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
 
 export interface CutOutOptions {
@@ -45,9 +46,15 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
   // top of the frame (a garment's print or a mannequin can look like a pose to the detector, but has no skin face).
   if (model && isModel(image, model)) {
     const category = options.category === 'auto' ? 'top' : options.category;
-    return wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request');
+    return withFront(wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request'));
   }
-  return flatGarment(image, options.category, options.segmenter ? await options.segmenter.segment(image) : null);
+  return withFront(flatGarment(image, options.category, options.segmenter ? await options.segmenter.segment(image) : null));
+}
+
+/** A garment read as a top from its shape that has a jacket's front (closure.ts) is outerwear. */
+function withFront(cutout: GarmentCutout): GarmentCutout {
+  if (cutout.categorySource !== 'silhouette' || cutout.category !== 'top' || !looksLikeOuterwear(cutout)) return cutout;
+  return { ...cutout, category: 'outerwear' };
 }
 
 function isModel(image: RawImage, model: PersonAnalysis): boolean {
