@@ -36,7 +36,7 @@ export const renderCatalogue: Screen = (root) => {
           'article',
           { class: 'garment-card', 'data-garment': garment.id },
           h('img', { src: garment.imageUrl, alt: '', loading: 'lazy' }),
-          h('h3', {}, garment.name),
+          h('h2', { class: 'card-title' }, garment.name),
           h('p', { class: 'tile-meta' }, `${garment.category} · ${garment.sizes.join(' ') || 'no sizes'}`),
           h(
             'button',

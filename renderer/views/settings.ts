@@ -68,11 +68,19 @@ export const renderSettings: Screen = (root, info) => {
         keysBox,
         h(
           'table',
-          { class: 'table' },
+          { class: 'table', tabindex: '0', 'aria-label': 'API keys' },
           h(
             'thead',
             {},
-            h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Key'), h('th', {}, 'Scope'), h('th', {}, 'Created'), h('th', {}, '')),
+            h(
+              'tr',
+              {},
+              h('th', {}, 'Name'),
+              h('th', {}, 'Key'),
+              h('th', {}, 'Scope'),
+              h('th', {}, 'Created'),
+              h('th', {}, h('span', { class: 'visually-hidden' }, 'Actions')),
+            ),
           ),
           h(
             'tbody',

@@ -90,7 +90,7 @@ export function renderSignIn(root: HTMLElement, info: SessionInfo, done: () => v
   replace(
     root,
     h(
-      'div',
+      'main',
       { class: 'sign-in' },
       h('h1', {}, 'fittingroom'),
       h('p', { class: 'lead' }, 'Sign in to start trying on.'),

@@ -169,7 +169,17 @@ export const renderTryOn: Screen = (root) => {
   // 1. The customer's photo.
   const photoArea = h('div', { class: 'photo-area' });
   const cameraMessage = h('p', { class: 'error-box', role: 'alert', hidden: true });
-  const fileInput = h('input', { type: 'file', accept: 'image/jpeg,image/png,image/webp', id: 'selfie-file', class: 'visually-hidden' });
+  // The file inputs are hidden and out of the tab order: a real button opens each, so Enter and Space work.
+  const fileInput = h('input', {
+    type: 'file',
+    accept: 'image/jpeg,image/png,image/webp',
+    id: 'selfie-file',
+    class: 'visually-hidden',
+    tabindex: '-1',
+    'aria-hidden': 'true',
+  });
+  const chooseFileButton = h('button', { type: 'button', class: 'button', id: 'choose-selfie' }, 'Choose a photo file');
+  chooseFileButton.onclick = () => fileInput.click();
   const startCameraButton = h('button', { type: 'button', class: 'button', id: 'start-camera' }, 'Use the camera');
   const captureButton = h('button', { type: 'button', class: 'button primary', id: 'take-photo', hidden: true }, 'Take the photo');
   const retakeButton = h('button', { type: 'button', class: 'button', id: 'retake', hidden: true }, 'Take another');
@@ -262,15 +272,7 @@ export const renderTryOn: Screen = (root) => {
     h('h2', { id: 'photo-title' }, '1 · Customer photo'),
     photoArea,
     cameraMessage,
-    h(
-      'div',
-      { class: 'actions' },
-      startCameraButton,
-      captureButton,
-      retakeButton,
-      h('label', { for: 'selfie-file', class: 'button', tabindex: '0', role: 'button', id: 'choose-selfie' }, 'Choose a photo file'),
-      fileInput,
-    ),
+    h('div', { class: 'actions' }, startCameraButton, captureButton, retakeButton, chooseFileButton, fileInput),
   );
 
   // 2. Garments.
@@ -282,7 +284,16 @@ export const renderTryOn: Screen = (root) => {
   });
   const grid = h('div', { class: 'garment-grid', id: 'pick-grid' });
   const pickedList = h('div', { class: 'picked', 'aria-live': 'polite' });
-  const garmentFile = h('input', { type: 'file', accept: 'image/jpeg,image/png,image/webp', id: 'garment-file', class: 'visually-hidden' });
+  const garmentFile = h('input', {
+    type: 'file',
+    accept: 'image/jpeg,image/png,image/webp',
+    id: 'garment-file',
+    class: 'visually-hidden',
+    tabindex: '-1',
+    'aria-hidden': 'true',
+  });
+  const garmentFileButton = h('button', { type: 'button', class: 'button', id: 'use-garment-photo' }, 'Use a garment photo');
+  garmentFileButton.onclick = () => garmentFile.click();
 
   const renderPicked = (): void => {
     replace(
@@ -392,12 +403,7 @@ export const renderTryOn: Screen = (root) => {
     h('h2', { id: 'garment-title' }, '2 · Garments'),
     search,
     grid,
-    h(
-      'div',
-      { class: 'actions' },
-      h('label', { for: 'garment-file', class: 'button', tabindex: '0', role: 'button' }, 'Use a garment photo'),
-      garmentFile,
-    ),
+    h('div', { class: 'actions' }, garmentFileButton, garmentFile),
     pickedList,
   );
 

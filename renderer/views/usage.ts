@@ -122,7 +122,7 @@ export const renderUsage: Screen = (root, info) => {
         ledger,
         h(
           'table',
-          { class: 'table', id: 'ledger-table' },
+          { class: 'table', id: 'ledger-table', tabindex: '0', 'aria-label': 'Ledger' },
           h(
             'thead',
             {},

@@ -3,7 +3,8 @@
  * network beyond loopback, the camera faked from a .y4m file, and a folder
  * for screenshots (test-output/gui/, git-ignored) that people look at.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -47,6 +48,25 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   // From the top: a full-page shot of a scrolled page paints the sticky header mid-page.
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** axe-core's rules for WCAG 2.2 A and AA, and its best practices. */
+const AXE_RULES = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** What axe-core finds wrong with the page as it is now, one line per rule broken (empty when nothing). */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's strict CSP does not govern.
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE_SOURCE);
+  return (await page.evaluate(`axe.run(document, { runOnly: ${JSON.stringify(AXE_RULES)} }).then((result) =>
+    result.violations.map((v) => v.id + ' (' + v.impact + '): ' + v.help + ' at ' + v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')))`)) as string[];
+}
+
+/** Saves a screenshot (see screenshot) and asserts that axe-core finds nothing wrong with the page. */
+export async function lookAt(page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
+  const problems = await accessibilityProblems(page);
+  if (problems.length > 0) throw new Error(`axe-core on ${name}:\n${problems.join('\n')}`);
 }
 
 /** Opens the GUI and signs in with an admin key; resolves once the screens' navigation shows. */

@@ -15,7 +15,7 @@ import type { Page } from 'playwright-core';
 import type { Account, TryOn, Usage } from '../../client/index.ts';
 import { FRAMING_MESSAGES } from '../../server/gui/framing.ts';
 import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
-import { SCREENSHOTS, browserMissing, launchBrowser, screenshot } from './browser.ts';
+import { SCREENSHOTS, accessibilityProblems, browserMissing, launchBrowser, lookAt, screenshot } from './browser.ts';
 import { garmentJpeg, hasFixtures, personJpeg, wellFramedPersonJpeg, writeFakeCamera } from './media.ts';
 
 const STEP_TIMEOUT = 60_000;
@@ -53,7 +53,7 @@ test(
     // First sign-in: the admin key, choosing the staff PIN.
     await page.goto(`${ta.url}/`);
     await page.getByLabel('Admin key (fr_live_…)').waitFor();
-    await screenshot(page, '01-sign-in-first');
+    await lookAt(page, '01-sign-in-first');
     await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
     await page.getByLabel(/Choose a staff PIN/).fill('2468');
     await page.getByRole('button', { name: 'Sign in with the key' }).click();
@@ -76,7 +76,7 @@ test(
     await page.waitForFunction(() =>
       [...document.querySelectorAll<HTMLImageElement>('#catalogue-grid img')].every((img) => img.complete && img.naturalWidth > 0),
     );
-    await screenshot(page, '02-catalogue');
+    await lookAt(page, '02-catalogue');
     await page.getByLabel('Search the catalogue').fill('jeans');
     assert.equal(await page.locator('#catalogue-grid article').count(), 0, 'the search hides garments that do not match');
     await page.getByLabel('Search the catalogue').fill('red');
@@ -90,7 +90,7 @@ test(
     await page.waitForFunction(() => document.querySelector<HTMLElement>('.guide-text')?.dataset.advice !== 'none');
     const advice = await page.locator('.guide-text').innerText();
     assert.ok(Object.values(FRAMING_MESSAGES).includes(advice), `"${advice}" is one of the framing messages`);
-    await screenshot(page, '03-try-on-camera');
+    await lookAt(page, '03-try-on-camera');
     await page.getByRole('button', { name: 'Take the photo' }).click();
     // The advice stays live through the 3-2-1 countdown; the camera and its frames stop with the photo.
     await page.waitForFunction(() => {
@@ -111,10 +111,10 @@ test(
     await page.getByLabel('Customer’s usual size').selectOption('M');
     await page.getByRole('button', { name: 'slim', exact: true }).click();
     await page.getByRole('button', { name: 'tucked', exact: true }).click();
-    await screenshot(page, '04-try-on-ready');
+    await lookAt(page, '04-try-on-ready');
     await page.getByRole('button', { name: 'Start the try-on' }).click();
     await page.locator('#stage').waitFor();
-    await screenshot(page, '05-try-on-progress');
+    await lookAt(page, '05-try-on-progress');
     await page.locator('#result-image').waitFor();
     await page.waitForFunction(() => {
       const img = document.querySelector<HTMLImageElement>('#result-image');
@@ -133,7 +133,7 @@ test(
     const split = Number(await page.locator('.compare-slider').inputValue());
     assert.ok(split >= 15 && split <= 25, `the line follows the drag (at ${split} %)`);
     await page.locator('#result').scrollIntoViewIfNeeded();
-    await screenshot(page, '06-try-on-result');
+    await lookAt(page, '06-try-on-result');
     // The customer takes the picture home: a QR code for a link that downloads it with no key.
     await page.getByRole('button', { name: 'Take it home (QR code)' }).click();
     await page.locator('#qr').waitFor();
@@ -143,6 +143,7 @@ test(
     assert.equal(taken.headers.get('content-type'), 'image/jpeg');
     await page.locator('#take-home').scrollIntoViewIfNeeded();
     await page.screenshot({ path: `${SCREENSHOTS}/06b-try-on-take-home.png` });
+    assert.deepEqual(await accessibilityProblems(page), [], 'axe-core on the take-home QR code');
     // Seconds later: no frames went out once the camera stopped (one already on its way may still have been counted).
     assert.ok(framingRequests.length <= framingCalls + 1, `${framingRequests.length - framingCalls} framing calls after the photo`);
 
@@ -160,7 +161,7 @@ test(
     await openScreen(page, 'Usage');
     await page.locator('#usage-totals').waitFor();
     await page.locator('#ledger-table').waitFor();
-    await screenshot(page, '07-usage');
+    await lookAt(page, '07-usage');
     const account = (await (await ta.call('GET', '/api/v1/account')).json()) as Account;
     assert.equal(await page.locator('#credits-remaining .stat-value').innerText(), String(account.creditsRemaining));
     assert.equal(await page.locator('#credits-reserved .stat-value').innerText(), String(account.creditsReserved));
@@ -185,7 +186,7 @@ test(
       [...document.querySelectorAll<HTMLImageElement>('img.thumb')].every((img) => img.complete && img.naturalWidth > 0),
     );
     assert.match(await page.locator(`[data-gen="${genId}"]`).innerText(), /Done/);
-    await screenshot(page, '08-history');
+    await lookAt(page, '08-history');
 
     // Settings: engines with device and readiness; a new key is shown once.
     await openScreen(page, 'Settings');
@@ -196,7 +197,7 @@ test(
     const shown = await page.locator('#new-key-value').inputValue();
     assert.match(shown, /^fr_live_/);
     assert.equal((await ta.call('GET', '/api/v1/account', { key: shown })).status, 200, 'the key shown once works');
-    await screenshot(page, '09-settings');
+    await lookAt(page, '09-settings');
 
     // Erase: from History, the customer's photos go and the record says so.
     await openScreen(page, 'History');
@@ -209,7 +210,7 @@ test(
     // Sign out; sign in again with the PIN chosen at first sign-in.
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('PIN', { exact: true }).waitFor();
-    await screenshot(page, '10-sign-in-pin');
+    await lookAt(page, '10-sign-in-pin');
     await page.getByLabel('PIN', { exact: true }).fill('1111');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('alert').filter({ hasText: 'That PIN is not right.' }).waitFor();

@@ -1,11 +1,12 @@
 /**
  * The shop floor holds tablets upright and phones too: at every width from 360 px no screen scrolls sideways,
- * Sign out and every screen's link are on screen, and the links keep their dark bar behind them.
+ * Sign out and every screen's link are on screen, the links keep their dark bar behind them, and axe-core (WCAG 2.2
+ * AA and its best practices) finds nothing wrong with any screen.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestAppliance } from '../helpers/appliance.ts';
-import { browserMissing, launchBrowser, screenshot, signInWithKey } from './browser.ts';
+import { accessibilityProblems, browserMissing, launchBrowser, screenshot, signInWithKey } from './browser.ts';
 
 const skip = browserMissing() ?? false;
 const WIDTHS = [
@@ -52,6 +53,7 @@ test(
         assert.ok(layout.signOut, `${where}: Sign out is off screen`);
         assert.ok(layout.links, `${where}: a screen link is off screen`);
         assert.ok(layout.linksOnBar, `${where}: a screen link is off its dark bar`);
+        assert.deepEqual(await accessibilityProblems(page), [], `axe-core on ${where}`);
       }
       await screenshot(page, `layout-${width}-settings`);
       await context.close();
