@@ -249,6 +249,7 @@ export const renderTryOn: Screen = (root) => {
     stopCamera();
     customer.selfie = { blob, url: objectUrl(blob) };
     showSelfie();
+    focusNextStep();
   };
   retakeButton.onclick = () => {
     customer.selfie = null;
@@ -264,6 +265,7 @@ export const renderTryOn: Screen = (root) => {
     const file = await shrinkPhoto(chosen);
     customer.selfie = { blob: file, url: objectUrl(file) };
     showSelfie();
+    focusNextStep();
   };
 
   const photoPanel = h(
@@ -351,6 +353,7 @@ export const renderTryOn: Screen = (root) => {
                 'data-garment': garment.id,
                 onclick: () => {
                   const index = picked.findIndex((item) => item.key === garment.id);
+                  const adding = index < 0 && picked.length < MAX_ITEMS;
                   if (index >= 0) picked.splice(index, 1);
                   else if (picked.length >= MAX_ITEMS) toast(`At most ${MAX_ITEMS} garments per try-on.`, 'error');
                   else
@@ -366,6 +369,9 @@ export const renderTryOn: Screen = (root) => {
                   renderGrid();
                   renderPicked();
                   refreshSizes();
+                  // The grid was drawn again: focus goes on to the next step, or back to this garment's new tile.
+                  if (adding) focusNextStep();
+                  else grid.querySelector<HTMLElement>(`[data-garment="${garment.id}"]`)?.focus();
                 },
               },
               h('img', { src: garment.imageUrl, alt: '', loading: 'lazy' }),
@@ -395,6 +401,7 @@ export const renderTryOn: Screen = (root) => {
       data: () => dataUrlOf(file),
     });
     renderPicked();
+    focusNextStep();
   };
 
   const garmentPanel = h(
@@ -439,6 +446,20 @@ export const renderTryOn: Screen = (root) => {
   };
 
   const startButton = h('button', { type: 'button', class: 'button primary huge', id: 'start-try-on', disabled: true }, 'Start the try-on');
+  /**
+   * Keyboard focus moves on with the work (a photo, then a garment, then Start), so that staff reach Start in a
+   * few key presses: the first thing still missing, or Start once nothing is (sizes and fit have defaults).
+   */
+  const focusNextStep = (): void => {
+    const next = !customer.selfie
+      ? startCameraButton.hidden
+        ? chooseFileButton
+        : startCameraButton
+      : picked.length === 0
+        ? (grid.querySelector<HTMLElement>('button.garment-tile') ?? garmentFileButton)
+        : startButton;
+    next.focus();
+  };
   const startHint = h('p', { class: 'hint', id: 'start-hint' });
   function updateStart(): void {
     const missing = [!customer.selfie && 'a customer photo', picked.length === 0 && 'a garment'].filter(Boolean);
@@ -562,8 +583,10 @@ export const renderTryOn: Screen = (root) => {
     resultSection.hidden = true;
     resultSection.replaceChildren();
     showSelfie();
+    renderGrid();
     renderPicked();
     refreshSizes();
+    focusNextStep();
     if (settings?.eraseOnNewCustomer && !erased) toast('Some of the previous customer’s photos could not be erased; see History.', 'error');
     else
       toast(
