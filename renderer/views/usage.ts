@@ -92,7 +92,10 @@ export const renderUsage: Screen = (root, info) => {
 
   call<Usage>('GET', `/api/v1/usage?from=${isoDay(from)}&to=${isoDay(to)}&granularity=day`)
     .then((usage) => {
-      const labels = usage.periods.map((period) => period.start.slice(5, 10));
+      // Days in the shop's own words (the periods are UTC days, named as such).
+      const labels = usage.periods.map((period) =>
+        new Date(period.start).toLocaleDateString(undefined, { day: 'numeric', month: 'short', timeZone: 'UTC' }),
+      );
       replace(
         charts,
         h('p', { class: 'totals', id: 'usage-totals' }, totalsSentence(usage.totals)),
