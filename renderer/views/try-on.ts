@@ -145,6 +145,24 @@ function actionButton(attributes: { class: string; id: string }, label: string, 
 }
 
 /** Smooth scrolling, unless the person asked for less motion. */
+/**
+ * A photo picker: a hidden file input out of the tab order and a real button that opens it, so that Enter and
+ * Space work and focus never lands on the input.
+ */
+function filePicker(buttonId: string, inputId: string, label: string): [HTMLButtonElement, HTMLInputElement] {
+  const input = h('input', {
+    type: 'file',
+    accept: 'image/jpeg,image/png,image/webp',
+    id: inputId,
+    class: 'visually-hidden',
+    tabindex: '-1',
+    'aria-hidden': 'true',
+  });
+  const button = h('button', { type: 'button', class: 'button', id: buttonId }, label);
+  button.onclick = () => input.click();
+  return [button, input];
+}
+
 const smoothly = (): ScrollBehavior => (matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth');
 
 /** The Try on screen. */
@@ -169,17 +187,7 @@ export const renderTryOn: Screen = (root) => {
   // 1. The customer's photo.
   const photoArea = h('div', { class: 'photo-area' });
   const cameraMessage = h('p', { class: 'error-box', role: 'alert', hidden: true });
-  // The file inputs are hidden and out of the tab order: a real button opens each, so Enter and Space work.
-  const fileInput = h('input', {
-    type: 'file',
-    accept: 'image/jpeg,image/png,image/webp',
-    id: 'selfie-file',
-    class: 'visually-hidden',
-    tabindex: '-1',
-    'aria-hidden': 'true',
-  });
-  const chooseFileButton = h('button', { type: 'button', class: 'button', id: 'choose-selfie' }, 'Choose a photo file');
-  chooseFileButton.onclick = () => fileInput.click();
+  const [chooseFileButton, fileInput] = filePicker('choose-selfie', 'selfie-file', 'Choose a photo file');
   const startCameraButton = h('button', { type: 'button', class: 'button', id: 'start-camera' }, 'Use the camera');
   const captureButton = h('button', { type: 'button', class: 'button primary', id: 'take-photo', hidden: true }, 'Take the photo');
   const retakeButton = h('button', { type: 'button', class: 'button', id: 'retake', hidden: true }, 'Take another');
@@ -286,16 +294,7 @@ export const renderTryOn: Screen = (root) => {
   });
   const grid = h('div', { class: 'garment-grid', id: 'pick-grid' });
   const pickedList = h('div', { class: 'picked', 'aria-live': 'polite' });
-  const garmentFile = h('input', {
-    type: 'file',
-    accept: 'image/jpeg,image/png,image/webp',
-    id: 'garment-file',
-    class: 'visually-hidden',
-    tabindex: '-1',
-    'aria-hidden': 'true',
-  });
-  const garmentFileButton = h('button', { type: 'button', class: 'button', id: 'use-garment-photo' }, 'Use a garment photo');
-  garmentFileButton.onclick = () => garmentFile.click();
+  const [garmentFileButton, garmentFile] = filePicker('use-garment-photo', 'garment-file', 'Use a garment photo');
 
   const renderPicked = (): void => {
     replace(
