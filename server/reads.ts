@@ -91,9 +91,14 @@ export class StateReads {
   }
 
   /** The shop-floor settings the GUI shows: whether a PIN is set, the GUI's key, erasing on a new customer. */
-  guiSettings(): { pinHash: string | null; guiKeyId: string | null; eraseOnNewCustomer: boolean } {
+  guiSettings(): { pinHash: string | null; guiKeyId: string | null; eraseOnNewCustomer: boolean; autoCapture: boolean } {
     const { gui } = this.store.state;
-    return { pinHash: gui.pinHash, guiKeyId: gui.keyId, eraseOnNewCustomer: gui.eraseOnNewCustomer === true };
+    return {
+      pinHash: gui.pinHash,
+      guiKeyId: gui.keyId,
+      eraseOnNewCustomer: gui.eraseOnNewCustomer === true,
+      autoCapture: gui.autoCapture === true,
+    };
   }
 
   /** The shop's catalogue, newest first. */

@@ -4,7 +4,7 @@
  * retention, and the staff PIN.
  */
 import type { ApiKey, Engine, Redemption, WebhookSecret } from '../../client/index.ts';
-import type { GuiSettings } from '../../server/gui/contract.ts';
+import type { GuiChoices, GuiSettings } from '../../server/gui/contract.ts';
 import { call, plainWords } from '../api.ts';
 import { h, replace, toast, when } from '../dom.ts';
 import type { Screen } from '../main.ts';
@@ -40,6 +40,38 @@ function secretBox(label: string, value: string, id: string): HTMLElement {
 }
 
 /** The Settings screen. */
+/** One of the shop's yes-or-no choices, saved as it is ticked (and put back if saving fails). */
+function choiceBox(
+  name: keyof GuiChoices,
+  id: string,
+  label: string,
+  checked: boolean,
+  staff: boolean,
+  [whenOn, whenOff]: [string, string],
+): HTMLElement {
+  return h(
+    'label',
+    { class: 'check' },
+    h('input', {
+      type: 'checkbox',
+      id,
+      checked,
+      disabled: staff,
+      onchange: async (event: Event) => {
+        const box = event.currentTarget as HTMLInputElement;
+        try {
+          await call('PUT', '/gui/api/settings', { [name]: box.checked } satisfies GuiChoices);
+          toast(box.checked ? whenOn : whenOff);
+        } catch (error) {
+          box.checked = !box.checked;
+          toast(plainWords(error), 'error');
+        }
+      },
+    }),
+    label,
+  );
+}
+
 export const renderSettings: Screen = (root, info) => {
   // Staff signed in with the PIN see what is set, and change nothing: that is the admin's, with the key.
   const staff = info.via === 'pin';
@@ -237,6 +269,7 @@ export const renderSettings: Screen = (root, info) => {
 
   const enginesBox = h('div', { id: 'engines' });
   const retentionBox = h('div', { id: 'retention' });
+  const cameraBox = h('div', { id: 'camera-choices' });
 
   const pin = h('input', {
     id: 'set-pin',
@@ -281,6 +314,7 @@ export const renderSettings: Screen = (root, info) => {
           'div',
           { class: 'settings-grid' },
           section('engines-section', 'Engines', enginesBox),
+          section('camera-section', 'Camera', cameraBox),
           section('retention-section', 'Data retention', retentionBox),
         )
       : h(
@@ -295,6 +329,7 @@ export const renderSettings: Screen = (root, info) => {
             createForm,
           ),
           section('engines-section', 'Engines', enginesBox),
+          section('camera-section', 'Camera', cameraBox),
           section('voucher-section', 'Redeem a voucher', voucherForm),
           section(
             'webhook-section',
@@ -322,29 +357,29 @@ export const renderSettings: Screen = (root, info) => {
             : 'Customer photos are kept until then, unless erased by hand (Try on or History).',
         ),
         h('p', { class: 'hint' }, 'These are set when the appliance starts (--retention-days, --erase-inputs); see the README.'),
-        h(
-          'label',
-          { class: 'check' },
-          h('input', {
-            type: 'checkbox',
-            id: 'erase-on-new-customer',
-            checked: loaded.eraseOnNewCustomer,
-            disabled: staff,
-            onchange: async (event: Event) => {
-              const box = event.currentTarget as HTMLInputElement;
-              try {
-                await call('PUT', '/gui/api/settings', { eraseOnNewCustomer: box.checked });
-                toast(box.checked ? 'New customer now erases the previous customer’s photos.' : 'New customer now only clears the screen.');
-              } catch (error) {
-                box.checked = !box.checked;
-                toast(plainWords(error), 'error');
-              }
-            },
-          }),
+        choiceBox(
+          'eraseOnNewCustomer',
+          'erase-on-new-customer',
           ' “New customer” also erases the previous customer’s photos',
+          loaded.eraseOnNewCustomer,
+          staff,
+          ['New customer now erases the previous customer’s photos.', 'New customer now only clears the screen.'],
         ),
         staff ? h('p', { class: 'hint' }, 'Only the admin can change this.') : null,
         h('p', { class: 'hint' }, `fittingroom ${loaded.version}`),
+      );
+      replace(
+        cameraBox,
+        h('p', {}, 'The guide on the camera tells the customer where to stand; staff take the photo with the button.'),
+        choiceBox(
+          'autoCapture',
+          'auto-capture',
+          ' Take the photo by itself once the guide says the customer stands right (after the 3-2-1)',
+          loaded.autoCapture,
+          staff,
+          ['The camera now takes the photo by itself.', 'Staff now take the photo with the button.'],
+        ),
+        staff ? h('p', { class: 'hint' }, 'Only the admin can change this.') : null,
       );
     })
     .catch((error: unknown) => replace(retentionBox, h('p', { class: 'error-box' }, plainWords(error))))

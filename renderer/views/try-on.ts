@@ -14,6 +14,8 @@ import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES, sizeStep } from '..
 import type { Screen } from '../main.ts';
 
 const MAX_ITEMS = 4;
+/** With auto-capture on, the photo is taken after this many OKs from the framing guide in a row. */
+const AUTO_CAPTURE_OKS = 2;
 const STAGES: Record<string, string> = {
   queued: 'Waiting for its turn',
   preprocessing: 'Reading the photos',
@@ -232,9 +234,16 @@ export const renderTryOn: Screen = (root) => {
       camera = opened;
       replace(photoArea, opened.element);
       photoArea.before(opened.advice);
+      // The shop may let the camera take the photo by itself: once the guide says OK twice running (the
+      // customer has stopped moving), the same countdown as the button's starts.
+      const auto = (await call<GuiSettings>('GET', '/gui/api/settings').catch(() => null))?.autoCapture === true;
+      if (camera !== opened) return; // stopped (or the screen left) meanwhile
+      let oks = 0;
       stopFraming = watchFraming(opened, (advice) => {
         opened.showAdvice(advice);
         captureButton.classList.toggle('ready', advice?.advice === 'ok');
+        oks = advice?.advice === 'ok' ? oks + 1 : 0;
+        if (auto && oks === AUTO_CAPTURE_OKS && !captureButton.disabled) captureButton.click();
       });
       captureButton.hidden = false;
       startCameraButton.hidden = true;

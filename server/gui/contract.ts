@@ -42,6 +42,14 @@ export interface GuiSettings {
   guiKeyId: string | null;
   /** "New customer" erases the previous customer's photos (their try-ons' images), not only the screen. */
   eraseOnNewCustomer: boolean;
+  /** The camera takes the photo by itself, after its 3-2-1, once the framing guide has said OK twice running. */
+  autoCapture: boolean;
+}
+
+/** PUT /gui/api/settings: the shop's choices (admin only); each is optional, at least one is given. */
+export interface GuiChoices {
+  eraseOnNewCustomer?: boolean;
+  autoCapture?: boolean;
 }
 
 /** What the framing guide tells the person in front of the camera (left and right are the person's own). */

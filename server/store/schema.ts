@@ -198,6 +198,8 @@ export interface GuiState {
   garments: Record<string, CatalogueGarment>;
   /** The shop chose that "New customer" erases the previous customer's photos. */
   eraseOnNewCustomer?: boolean;
+  /** The shop chose that the camera takes the photo by itself (after its countdown) once the guide says OK. */
+  autoCapture?: boolean;
   /** Download links shown as QR codes, by try-on: the SHA-256 of the link's secret (see gui/share.ts). */
   shares?: Record<string, { hash: string; expiresAt: string }>;
   /** Wrong PINs since the last right one, and until when sign-in by PIN waits (ISO); absent means none. */

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { startTestAppliance } from '../helpers/appliance.ts';
 import { browserMissing, launchBrowser, signInWithKey } from './browser.ts';
 import sharp from 'sharp';
-import { garmentJpeg, personJpeg, writeFakeCamera } from './media.ts';
+import { garmentJpeg, hasFixtures, personJpeg, wellFramedPersonJpeg, writeFakeCamera } from './media.ts';
 
 const skip = browserMissing() ?? false;
 
@@ -63,4 +63,51 @@ test('a 12-megapixel photo file is shrunk in the browser before it is sent', { s
   const selfie = Buffer.from(sent.selfie.replace(/^data:[^,]+,/, ''), 'base64');
   const { width, height } = await sharp(selfie).metadata();
   assert.deepEqual([width, height], [1536, 2048], 'the long side is 2048 px, the shape kept');
+});
+
+test(
+  'with auto-capture chosen in Settings the camera takes the photo by itself once the guide says OK',
+  { skip: skip || (hasFixtures ? false : 'needs the shared fixtures’ well-framed person'), timeout: 120_000 },
+  async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'fittingroom-camera-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const camera = await writeFakeCamera(dir, 480, 640, wellFramedPersonJpeg);
+    const ta = await startTestAppliance(t);
+    const chosen = await fetch(`${ta.url}/gui/api/settings`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ta.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ autoCapture: true }),
+    });
+    assert.equal(chosen.status, 204);
+    const browser = await launchBrowser(t, { fakeCamera: camera });
+    const page = await browser.newPage({ viewport: { width: 768, height: 1024 } });
+    page.setDefaultTimeout(60_000);
+    await signInWithKey(page, ta.url, ta.adminKey);
+    await page.getByRole('button', { name: 'Use the camera' }).click();
+    // Nobody presses the shutter: the countdown starts by itself, and the photo follows.
+    await page.locator('.countdown', { hasText: '3' }).waitFor();
+    await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#selfie-preview')?.naturalWidth ?? 0) > 0);
+    assert.equal(await page.locator('video').count(), 0, 'the camera stops once the photo is taken');
+  },
+);
+
+test('the shop’s choices are checked whole: unknown or non-boolean settings change nothing', { skip, timeout: 60_000 }, async (t) => {
+  const ta = await startTestAppliance(t);
+  const put = (body: unknown) =>
+    fetch(`${ta.url}/gui/api/settings`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ta.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  for (const body of [{}, { autoCapture: 'yes' }, { autoCapture: true, colour: 'red' }, { eraseOnNewCustomer: true, autoCapture: 1 }]) {
+    const refused = await put(body);
+    assert.equal(refused.status, 422, JSON.stringify(body));
+    assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  }
+  const settings = (await (await fetch(`${ta.url}/gui/api/settings`, { headers: { authorization: `Bearer ${ta.adminKey}` } })).json()) as {
+    autoCapture: boolean;
+    eraseOnNewCustomer: boolean;
+  };
+  assert.deepEqual([settings.autoCapture, settings.eraseOnNewCustomer], [false, false], 'no refused call changed a setting');
+  assert.equal((await put({ autoCapture: true, eraseOnNewCustomer: true })).status, 204);
 });

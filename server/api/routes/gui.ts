@@ -28,7 +28,8 @@ import {
   setSessionCookie,
   verifyPin,
 } from '../../gui/session.ts';
-import type { GuiSettings, SessionInfo } from '../../gui/contract.ts';
+import type { GuiChoices, GuiSettings, SessionInfo } from '../../gui/contract.ts';
+import { isOneOf } from '../../kernel/vocabulary.ts';
 
 /** Refuses a sign-in posted from another site (a login CSRF). */
 function checkSameSite(req: Request): void {
@@ -43,6 +44,9 @@ function launchTokenMatches(expected: string | null | undefined, given: unknown)
   if (!expected || typeof given !== 'string' || given.length !== expected.length) return false;
   return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
 }
+
+/** The shop's choices PUT /gui/api/settings takes. */
+const CHOICES = ['eraseOnNewCustomer', 'autoCapture'] as const satisfies readonly (keyof GuiChoices)[];
 
 /** The router mounted at /gui/api. */
 export function guiRoutes(deps: AppDeps): Router {
@@ -169,19 +173,27 @@ export function guiRoutes(deps: AppDeps): Router {
       sessionKeyId: authOf(req).key.id,
       guiKeyId: shop.guiKeyId,
       eraseOnNewCustomer: shop.eraseOnNewCustomer,
+      autoCapture: shop.autoCapture,
     };
     res.json(settings);
   });
 
-  // The shop's choices for the shop floor (only one so far).
+  // The shop's choices for the shop floor: each field given is set, all checked before any is.
   router.put('/settings', requireScope('admin'), async (req, res) => {
-    const value = ((req.body ?? {}) as Record<string, unknown>).eraseOnNewCustomer;
-    if (typeof value !== 'boolean')
-      throw new ApiError('validation_failed', 'eraseOnNewCustomer: must be true or false', {
-        errors: [{ field: 'eraseOnNewCustomer', message: 'must be true or false' }],
-      });
+    const fields = (req.body ?? {}) as Record<string, unknown>;
+    const choices: GuiChoices = {};
+    const errors: { field: string; message: string }[] = [];
+    for (const name of CHOICES) {
+      if (fields[name] === undefined) continue;
+      if (typeof fields[name] === 'boolean') choices[name] = fields[name];
+      else errors.push({ field: name, message: 'must be true or false' });
+    }
+    for (const name of Object.keys(fields)) if (!isOneOf(name, CHOICES)) errors.push({ field: name, message: 'is not a setting' });
+    if (errors.length === 0 && Object.keys(choices).length === 0)
+      errors.push({ field: CHOICES.join(' or '), message: 'give at least one setting' });
+    if (errors.length > 0) throw new ApiError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
     await store.mutate((state) => {
-      state.gui.eraseOnNewCustomer = value;
+      Object.assign(state.gui, choices);
     });
     res.status(204).end();
   });
