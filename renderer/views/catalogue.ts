@@ -7,6 +7,7 @@ import { call, plainWords } from '../api.ts';
 import { dataUrlOf, h, replace, toast } from '../dom.ts';
 import { CATEGORIES, EU_SIZES, LETTER_SIZES, WAIST_SIZES } from '../sizes.ts';
 import type { Screen } from '../main.ts';
+import { matchesGarment } from '../garments.ts';
 
 /** The Catalogue screen. */
 export const renderCatalogue: Screen = (root) => {
@@ -14,7 +15,7 @@ export const renderCatalogue: Screen = (root) => {
   const list = h('div', { class: 'garment-grid catalogue', id: 'catalogue-grid' });
   const search = h('input', {
     type: 'search',
-    placeholder: 'Search by name, category or size',
+    placeholder: 'Search by name, SKU, barcode or size',
     'aria-label': 'Search the catalogue',
     class: 'big-input',
     id: 'catalogue-search',
@@ -22,9 +23,7 @@ export const renderCatalogue: Screen = (root) => {
 
   const draw = (): void => {
     const query = search.value.trim().toLowerCase();
-    const shown = garments.filter((garment) =>
-      `${garment.name} ${garment.category} ${garment.sizes.join(' ')}`.toLowerCase().includes(query),
-    );
+    const shown = garments.filter((garment) => matchesGarment(garment, query));
     if (garments.length === 0) {
       replace(list, h('p', { class: 'hint' }, 'No garments yet. Add the first one with the form.'));
       return;
@@ -38,6 +37,13 @@ export const renderCatalogue: Screen = (root) => {
           h('img', { src: garment.imageUrl, alt: '', loading: 'lazy' }),
           h('h2', { class: 'card-title' }, garment.name),
           h('p', { class: 'tile-meta' }, `${garment.category} · ${garment.sizes.join(' ') || 'no sizes'}`),
+          (garment.sku || garment.barcode) &&
+            h('p', { class: 'tile-meta mono' }, [garment.sku, garment.barcode].filter(Boolean).join(' · ')),
+          h(
+            'button',
+            { type: 'button', class: 'button quiet small', 'aria-label': `Edit ${garment.name}`, onclick: () => startEditing(garment) },
+            'Edit',
+          ),
           h(
             'button',
             {
@@ -65,6 +71,8 @@ export const renderCatalogue: Screen = (root) => {
   search.oninput = draw;
 
   const name = h('input', { id: 'garment-name', class: 'big-input', required: true, maxlength: 100, autocomplete: 'off' });
+  const sku = h('input', { id: 'garment-sku', class: 'big-input', maxlength: 64, autocomplete: 'off' });
+  const barcode = h('input', { id: 'garment-barcode', class: 'big-input', maxlength: 64, autocomplete: 'off', inputmode: 'numeric' });
   const category = h(
     'select',
     { id: 'garment-category', class: 'big-select' },
@@ -96,6 +104,10 @@ export const renderCatalogue: Screen = (root) => {
     required: true,
     class: 'file-input',
   });
+  const formTitle = h('h2', { id: 'add-title' }, 'Add a garment');
+  const cancelButton = h('button', { type: 'button', class: 'button', id: 'cancel-edit', hidden: true }, 'Cancel');
+  /** The garment being edited, or null while the form adds a new one. */
+  let editing: GarmentView | null = null;
   const preview = h('img', { class: 'garment-preview', alt: '', hidden: true });
   photo.onchange = () => {
     const file = photo.files?.[0];
@@ -114,6 +126,10 @@ export const renderCatalogue: Screen = (root) => {
         event.preventDefault();
         message.hidden = true;
         const file = photo.files?.[0];
+        if (editing) {
+          await saveEdit(editing, file);
+          return;
+        }
         if (!file) {
           message.textContent = 'Choose a photo of the garment.';
           message.hidden = false;
@@ -125,13 +141,12 @@ export const renderCatalogue: Screen = (root) => {
             name: name.value,
             category: category.value,
             sizes: [...sizes],
+            sku: sku.value,
+            barcode: barcode.value,
             image: await dataUrlOf(file),
           });
           garments = [created, ...garments];
-          form.reset();
-          sizes.clear();
-          for (const chip of form.querySelectorAll('[data-size]')) chip.setAttribute('aria-pressed', 'false');
-          preview.hidden = true;
+          clearForm();
           draw();
           toast(`“${created.name}” is in the catalogue.`);
         } catch (error) {
@@ -142,9 +157,15 @@ export const renderCatalogue: Screen = (root) => {
         }
       },
     },
-    h('h2', { id: 'add-title' }, 'Add a garment'),
+    formTitle,
     h('label', { for: 'garment-name' }, 'Name'),
     name,
+    h(
+      'div',
+      { class: 'two-columns' },
+      h('div', {}, h('label', { for: 'garment-sku' }, 'SKU (optional)'), sku),
+      h('div', {}, h('label', { for: 'garment-barcode' }, 'Barcode (optional; scan or type)'), barcode),
+    ),
     h('label', { for: 'garment-category' }, 'Category'),
     category,
     h('p', { class: 'label' }, 'Sizes in stock'),
@@ -164,8 +185,68 @@ export const renderCatalogue: Screen = (root) => {
     photo,
     preview,
     message,
-    addButton,
+    h('div', { class: 'actions' }, addButton, cancelButton),
   );
+
+  const setSizes = (chosen: readonly string[]): void => {
+    sizes.clear();
+    for (const size of chosen) sizes.add(size);
+    for (const chip of form.querySelectorAll<HTMLElement>('[data-size]'))
+      chip.setAttribute('aria-pressed', String(sizes.has(chip.dataset.size!)));
+  };
+  const clearForm = (): void => {
+    editing = null;
+    form.reset();
+    setSizes([]);
+    preview.hidden = true;
+    photo.required = true;
+    formTitle.textContent = 'Add a garment';
+    addButton.textContent = 'Add to the catalogue';
+    cancelButton.hidden = true;
+  };
+  /** Loads a garment into the form to change it; its photo stays unless a new one is chosen. */
+  const startEditing = (garment: GarmentView): void => {
+    editing = garment;
+    message.hidden = true;
+    name.value = garment.name;
+    category.value = garment.category;
+    sku.value = garment.sku ?? '';
+    barcode.value = garment.barcode ?? '';
+    setSizes(garment.sizes);
+    photo.value = '';
+    photo.required = false;
+    preview.src = garment.imageUrl;
+    preview.hidden = false;
+    formTitle.textContent = `Edit “${garment.name}”`;
+    addButton.textContent = 'Save the changes';
+    cancelButton.hidden = false;
+    form.scrollIntoView({ block: 'start' });
+    name.focus();
+  };
+  cancelButton.onclick = clearForm;
+  const saveEdit = async (garment: GarmentView, file: File | undefined): Promise<void> => {
+    addButton.disabled = true;
+    try {
+      const saved = await call<GarmentView>('PATCH', `/gui/api/garments/${garment.id}`, {
+        name: name.value,
+        category: category.value,
+        sizes: [...sizes],
+        sku: sku.value,
+        barcode: barcode.value,
+        ...(file ? { image: await dataUrlOf(file) } : {}),
+      });
+      // A new photo has a new address only on the server: the card asks again.
+      garments = garments.map((other) => (other.id === saved.id ? { ...saved, imageUrl: `${saved.imageUrl}?v=${Date.now()}` } : other));
+      clearForm();
+      draw();
+      toast(`“${saved.name}” is saved.`);
+    } catch (error) {
+      message.textContent = plainWords(error);
+      message.hidden = false;
+    } finally {
+      addButton.disabled = false;
+    }
+  };
 
   replace(
     root,

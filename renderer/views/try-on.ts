@@ -10,6 +10,7 @@ import { call, plainWords } from '../api.ts';
 import { cameraProblem, openCamera, type CameraView } from '../camera.ts';
 import { dataUrlOf, h, replace, shrinkPhoto, toast } from '../dom.ts';
 import { watchFraming } from '../framing.ts';
+import { garmentWithCode, matchesGarment } from '../garments.ts';
 import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES, sizeStep } from '../sizes.ts';
 import type { Screen } from '../main.ts';
 
@@ -297,7 +298,7 @@ export const renderTryOn: Screen = (root) => {
   // 2. Garments.
   const search = h('input', {
     type: 'search',
-    placeholder: 'Search the catalogue',
+    placeholder: 'Search, or scan a barcode',
     'aria-label': 'Search the catalogue',
     class: 'big-input',
   });
@@ -343,9 +344,7 @@ export const renderTryOn: Screen = (root) => {
 
   const renderGrid = (): void => {
     const query = search.value.trim().toLowerCase();
-    const shown = catalogue.filter((garment) =>
-      `${garment.name} ${garment.category} ${garment.sizes.join(' ')}`.toLowerCase().includes(query),
-    );
+    const shown = catalogue.filter((garment) => matchesGarment(garment, query));
     replace(
       grid,
       ...(catalogue.length === 0
@@ -390,6 +389,24 @@ export const renderTryOn: Screen = (root) => {
     );
   };
   search.oninput = renderGrid;
+  // A barcode scanner types the code and Enter: the garment with that SKU or barcode (or the only match) is picked.
+  search.onkeydown = (event: KeyboardEvent) => {
+    if (event.key !== 'Enter') return;
+    event.preventDefault();
+    const shown = catalogue.filter((garment) => matchesGarment(garment, search.value));
+    const found = garmentWithCode(catalogue, search.value) ?? (shown.length === 1 ? shown[0] : undefined);
+    if (!found) {
+      toast(shown.length === 0 ? 'No garment has that name, SKU or barcode.' : 'Several garments match: pick one.', 'error');
+      return;
+    }
+    search.value = '';
+    renderGrid();
+    if (picked.some((item) => item.key === found.id)) {
+      toast(`“${found.name}” is already picked.`);
+      return;
+    }
+    grid.querySelector<HTMLButtonElement>(`[data-garment="${found.id}"]`)?.click();
+  };
   garmentFile.onchange = async () => {
     const chosen = garmentFile.files?.[0];
     garmentFile.value = '';

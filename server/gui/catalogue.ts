@@ -14,6 +14,8 @@ import type { GarmentView } from './contract.ts';
 
 const EXTENSIONS = { jpeg: 'jpg', png: 'png', webp: 'webp' } as const;
 const NAME_MAX = 100;
+const CODE_MAX = 64;
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** The view of a garment. */
 export function garmentView(garment: CatalogueGarment): GarmentView {
@@ -22,39 +24,131 @@ export function garmentView(garment: CatalogueGarment): GarmentView {
     name: garment.name,
     category: garment.category,
     sizes: garment.sizes,
+    sku: garment.sku ?? null,
+    barcode: garment.barcode ?? null,
     imageUrl: `/gui/api/garments/${garment.id}/image`,
     createdAt: garment.createdAt,
   };
 }
 
+type Prepared = Awaited<ReturnType<typeof prepareImage>>;
+
+/** A garment's checked fields: those given (all of them for a new garment). */
+export interface CheckedGarment {
+  name?: string;
+  category?: CatalogueGarment['category'];
+  sizes?: string[];
+  /** null: clear it. */
+  sku?: string | null;
+  barcode?: string | null;
+  image?: Prepared;
+}
+
+/** A new garment's checked fields. */
+export interface NewGarment {
+  name: string;
+  category: CatalogueGarment['category'];
+  sizes: string[];
+  sku: string | null;
+  barcode: string | null;
+  image: Prepared;
+}
+
 /** Checks a new garment's fields (all problems at once) and prepares its photo; 422 otherwise. */
-export async function checkGarment(
-  body: unknown,
-  limits: ImageLimits,
-): Promise<{ name: string; category: CatalogueGarment['category']; sizes: string[]; image: Awaited<ReturnType<typeof prepareImage>> }> {
+export async function checkGarment(body: unknown, limits: ImageLimits): Promise<NewGarment> {
+  const fields = (body ?? {}) as Record<string, unknown>;
+  const missing: FieldError[] = [];
+  for (const field of ['name', 'category', 'sizes'] as const)
+    if (fields[field] === undefined) missing.push({ field, message: 'is required' });
+  if (fields.image === undefined) missing.push({ field: 'image', message: 'a photo of the garment is required' });
+  // checkFields throws on any problem, the missing fields included: what it returns has them all.
+  const checked = await checkFields(fields, limits, missing);
+  return {
+    name: checked.name!,
+    category: checked.category!,
+    sizes: checked.sizes!,
+    sku: checked.sku ?? null,
+    barcode: checked.barcode ?? null,
+    image: checked.image!,
+  };
+}
+
+/** Checks the fields of an edit (at least one, none unknown; all problems at once); 422 otherwise. */
+export async function checkGarmentChanges(body: unknown, limits: ImageLimits): Promise<CheckedGarment> {
   const fields = (body ?? {}) as Record<string, unknown>;
   const errors: FieldError[] = [];
-  const name = typeof fields.name === 'string' ? fields.name.trim() : '';
-  if (name === '' || name.length > NAME_MAX || /[\u0000-\u001f\u007f]/.test(name)) {
-    errors.push({ field: 'name', message: `a name of 1 to ${NAME_MAX} printable characters is required` });
+  for (const name of Object.keys(fields)) if (!isOneOf(name, FIELDS)) errors.push({ field: name, message: 'cannot be changed' });
+  if (Object.keys(fields).length === 0) errors.push({ field: FIELDS.join(', '), message: 'give at least one field to change' });
+  return checkFields(fields, limits, errors);
+}
+
+const FIELDS = ['name', 'category', 'sizes', 'sku', 'barcode', 'image'] as const;
+
+async function checkFields(fields: Record<string, unknown>, limits: ImageLimits, errors: FieldError[]): Promise<CheckedGarment> {
+  const out: CheckedGarment = {};
+  if (fields.name !== undefined) {
+    const name = typeof fields.name === 'string' ? fields.name.trim() : '';
+    if (name === '' || name.length > NAME_MAX || CONTROL.test(name))
+      errors.push({ field: 'name', message: `a name of 1 to ${NAME_MAX} printable characters is required` });
+    else out.name = name;
   }
-  const category = fields.category as CatalogueGarment['category'];
-  if (!isOneOf(category, GARMENT_CATEGORIES))
-    errors.push({ field: 'category', message: `must be one of ${GARMENT_CATEGORIES.join(', ')}` });
-  const sizes: string[] = [];
-  if (!Array.isArray(fields.sizes) || fields.sizes.length > 30) {
-    errors.push({ field: 'sizes', message: 'must be a list of at most 30 sizes' });
-  } else {
-    for (const [i, value] of fields.sizes.entries()) {
-      const size = normalizeSize(value);
-      if (size === null) errors.push({ field: `sizes[${i}]`, message: 'is not a known size' });
-      else if (!sizes.includes(size)) sizes.push(size);
+  if (fields.category !== undefined) {
+    if (isOneOf(fields.category, GARMENT_CATEGORIES)) out.category = fields.category;
+    else errors.push({ field: 'category', message: `must be one of ${GARMENT_CATEGORIES.join(', ')}` });
+  }
+  if (fields.sizes !== undefined) {
+    if (!Array.isArray(fields.sizes) || fields.sizes.length > 30)
+      errors.push({ field: 'sizes', message: 'must be a list of at most 30 sizes' });
+    else {
+      const sizes: string[] = [];
+      for (const [i, value] of fields.sizes.entries()) {
+        const size = normalizeSize(value);
+        if (size === null) errors.push({ field: `sizes[${i}]`, message: 'is not a known size' });
+        else if (!sizes.includes(size)) sizes.push(size);
+      }
+      out.sizes = sizes;
     }
   }
-  if (fields.image === undefined) errors.push({ field: 'image', message: 'a photo of the garment is required' });
+  for (const field of ['sku', 'barcode'] as const) {
+    const value = fields[field];
+    if (value === undefined) continue;
+    const code = typeof value === 'string' ? value.trim() : null;
+    if (code === null || code.length > CODE_MAX || CONTROL.test(code))
+      errors.push({ field, message: `must be up to ${CODE_MAX} printable characters ("" removes it)` });
+    else out[field] = code === '' ? null : code;
+  }
   if (errors.length > 0) throw validationError(errors);
-  const image = await prepareImage(fields.image, 'image', limits);
-  return { name, category, sizes, image };
+  if (fields.image !== undefined) out.image = await prepareImage(fields.image, 'image', limits);
+  return out;
+}
+
+/** Refuses (422) a SKU or barcode that another garment of the catalogue already has. */
+export function checkCodesUnique(
+  garments: Record<string, CatalogueGarment>,
+  id: string,
+  codes: Pick<CheckedGarment, 'sku' | 'barcode'>,
+): void {
+  const errors: FieldError[] = [];
+  for (const field of ['sku', 'barcode'] as const) {
+    const code = codes[field];
+    if (!code) continue;
+    const other = Object.values(garments).find((garment) => garment.id !== id && garment[field]?.toLowerCase() === code.toLowerCase());
+    if (other) errors.push({ field, message: `is already that of “${other.name}”` });
+  }
+  if (errors.length > 0) throw validationError(errors);
+}
+
+/** Applies checked changes to a garment record (the photo is stored by the caller). */
+export function applyGarmentChanges(garment: CatalogueGarment, changes: CheckedGarment, image?: StoredImage): void {
+  if (changes.name !== undefined) garment.name = changes.name;
+  if (changes.category !== undefined) garment.category = changes.category;
+  if (changes.sizes !== undefined) garment.sizes = changes.sizes;
+  for (const field of ['sku', 'barcode'] as const) {
+    const code = changes[field];
+    if (code === null) delete garment[field];
+    else if (code !== undefined) garment[field] = code;
+  }
+  if (image) garment.image = image;
 }
 
 /** Writes a garment's photo durably; returns its record part. */
@@ -62,9 +156,11 @@ export async function storeGarmentImage(
   dataDir: string,
   id: string,
   image: { bytes: Uint8Array; format: keyof typeof EXTENSIONS; width: number; height: number },
+  version?: string,
 ): Promise<StoredImage> {
   await mkdirDurably(join(dataDir, 'catalogue'));
-  const file = join('catalogue', `${id}.${EXTENSIONS[image.format]}`);
+  // A replaced photo gets a new name, so the one the committed record names stays until the change is durable.
+  const file = join('catalogue', `${id}${version ? `-${version}` : ''}.${EXTENSIONS[image.format]}`);
   await writeFileDurably(join(dataDir, file), image.bytes);
   return { file, format: image.format, width: image.width, height: image.height };
 }
@@ -75,7 +171,7 @@ export function newGarmentId(now: Date): string {
 }
 
 /** Removes a garment's photo (a missing file is fine). */
-export async function removeGarmentImage(dataDir: string, garment: CatalogueGarment): Promise<void> {
+export async function removeGarmentImage(dataDir: string, garment: Pick<CatalogueGarment, 'image'>): Promise<void> {
   await rm(join(dataDir, garment.image.file), { force: true });
 }
 

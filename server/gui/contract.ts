@@ -10,8 +10,21 @@ export interface GarmentView {
   name: string;
   category: CatalogueGarment['category'];
   sizes: string[];
+  sku: string | null;
+  barcode: string | null;
   imageUrl: string;
   createdAt: string;
+}
+
+/** PATCH /gui/api/garments/:id: the fields to change (a new photo too); "" clears the SKU or barcode. */
+export interface GarmentChanges {
+  name?: string;
+  category?: CatalogueGarment['category'];
+  sizes?: string[];
+  sku?: string;
+  barcode?: string;
+  /** A new photo, as base64 or a data URL. */
+  image?: string;
 }
 
 /** GET /gui/api/session. */

@@ -172,6 +172,9 @@ export interface CatalogueGarment {
   /** `auto`: the engine decides from the photo at each try-on. */
   category: GarmentCategory;
   sizes: string[];
+  /** The shop's own stock code and the barcode on the label, each unique in the catalogue (for search and scanners). */
+  sku?: string;
+  barcode?: string;
   image: StoredImage;
   createdAt: string;
 }

@@ -15,7 +15,18 @@ import { createShare, qrSvg } from '../../gui/share.ts';
 import { contentType, readImage } from '../../images/files.ts';
 import type { AppDeps } from '../deps.ts';
 import { jpegFrameBody } from '../../gui/framing.ts';
-import { checkGarment, findGarment, garmentView, newGarmentId, removeGarmentImage, storeGarmentImage } from '../../gui/catalogue.ts';
+import {
+  applyGarmentChanges,
+  checkCodesUnique,
+  checkGarment,
+  checkGarmentChanges,
+  findGarment,
+  garmentView,
+  newGarmentId,
+  removeGarmentImage,
+  storeGarmentImage,
+} from '../../gui/catalogue.ts';
+import type { CatalogueGarment } from '../../store/schema.ts';
 import {
   checkPinShape,
   clearSessionCookie,
@@ -220,9 +231,19 @@ export function guiRoutes(deps: AppDeps): Router {
     const now = clock();
     const id = newGarmentId(now);
     const image = await storeGarmentImage(store.dataDir, id, checked.image.normalized);
-    const garment = { id, name: checked.name, category: checked.category, sizes: checked.sizes, image, createdAt: now.toISOString() };
+    const garment: CatalogueGarment = {
+      id,
+      name: checked.name,
+      category: checked.category,
+      sizes: checked.sizes,
+      ...(checked.sku ? { sku: checked.sku } : {}),
+      ...(checked.barcode ? { barcode: checked.barcode } : {}),
+      image,
+      createdAt: now.toISOString(),
+    };
     try {
       await store.mutate((state) => {
+        checkCodesUnique(state.gui.garments, id, checked);
         state.gui.garments[id] = garment;
       });
     } catch (error) {
@@ -230,6 +251,29 @@ export function guiRoutes(deps: AppDeps): Router {
       throw error;
     }
     res.status(201).json(garmentView(garment));
+  });
+
+  // Editing: any of name, category, sizes, SKU, barcode and a new photo; the old photo goes once the change is durable.
+  router.patch('/garments/:id', async (req, res) => {
+    const id = reads.garment(req.params.id!).id;
+    const changes = await checkGarmentChanges(req.body, config.imageLimits);
+    const image = changes.image && (await storeGarmentImage(store.dataDir, id, changes.image.normalized, String(clock().getTime())));
+    let replaced: CatalogueGarment['image'] | undefined;
+    let updated: CatalogueGarment;
+    try {
+      updated = await store.mutate((state) => {
+        const garment = findGarment(state.gui.garments, id);
+        checkCodesUnique(state.gui.garments, id, changes);
+        if (image) replaced = garment.image;
+        applyGarmentChanges(garment, changes, image);
+        return structuredClone(garment);
+      });
+    } catch (error) {
+      if (image) await removeGarmentImage(store.dataDir, { image });
+      throw error;
+    }
+    if (replaced && replaced.file !== image?.file) await removeGarmentImage(store.dataDir, { image: replaced });
+    res.json(garmentView(updated));
   });
 
   router.get('/garments/:id/image', async (req, res) => {

@@ -1,0 +1,49 @@
+/**
+ * The catalogue as staff use it: a scanned barcode (typed, then Enter, as a USB scanner does) picks the garment on
+ * the Try on screen; a garment is edited in the Catalogue's own form.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestAppliance } from '../helpers/appliance.ts';
+import { accessibilityProblems, browserMissing, launchBrowser, screenshot, signInWithKey } from './browser.ts';
+import { garmentJpeg } from './media.ts';
+
+const skip = browserMissing() ?? false;
+
+test('a scanned barcode picks its garment; a garment is edited in the catalogue', { skip, timeout: 180_000 }, async (t) => {
+  const ta = await startTestAppliance(t);
+  for (const [name, barcode] of [
+    ['Blue tee', '4006381333931'],
+    ['Black jeans', '5012345678900'],
+  ] as const) {
+    const added = await fetch(`${ta.url}/gui/api/garments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ta.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name, category: 'auto', sizes: ['M'], barcode, image: (await garmentJpeg()).toString('base64') }),
+    });
+    assert.equal(added.status, 201);
+  }
+  const browser = await launchBrowser(t);
+  const page = await (await browser.newContext({ viewport: { width: 768, height: 1024 } })).newPage();
+  page.setDefaultTimeout(30_000);
+  await signInWithKey(page, ta.url, ta.adminKey);
+
+  const search = page.getByLabel('Search the catalogue');
+  await search.pressSequentially('5012345678900');
+  await search.press('Enter');
+  await page.locator('.picked', { hasText: 'Black jeans' }).waitFor();
+  assert.equal(await page.locator('[data-garment][aria-pressed="true"]').count(), 1, 'one garment picked');
+  assert.equal(await search.inputValue(), '', 'the search is cleared for the next scan');
+
+  await page.getByRole('link', { name: 'Catalogue' }).click();
+  await page.getByRole('button', { name: 'Edit Blue tee' }).click();
+  assert.equal(await page.getByLabel('Name').inputValue(), 'Blue tee');
+  assert.deepEqual(await accessibilityProblems(page), [], 'axe-core on the edit form');
+  await page.getByLabel('Name').fill('Navy tee');
+  await page.getByLabel(/^SKU/).fill('TEE-NAVY');
+  await page.getByRole('button', { name: 'Save the changes' }).click();
+  await page.locator('.garment-card', { hasText: 'Navy tee' }).waitFor();
+  await screenshot(page, 'catalogue-edited');
+  await page.getByLabel('Search the catalogue').fill('tee-navy');
+  assert.equal(await page.locator('.garment-card').count(), 1, 'found by its SKU');
+});
