@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Page } from 'playwright-core';
+import type { FileChooser, Page } from 'playwright-core';
 import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
 import { browserMissing, launchBrowser, screenshot, signInWithKey } from './browser.ts';
 import { garmentJpeg, personJpeg } from './media.ts';
@@ -31,6 +31,9 @@ test('a keyboard-only try-on from New customer to the QR code takes under 12 key
   assert.equal(garment.status, 201);
   const browser = await launchBrowser(t);
   const page = await (await browser.newContext({ viewport: { width: 768, height: 1024 } })).newPage();
+  // Listening from the start: Playwright turns on catching the file dialog when the first listener is added, and
+  // that must be done before the key press that opens it (under load, a listener added with the press came late).
+  const chooser = new Promise<FileChooser>((resolve) => page.once('filechooser', resolve));
   await signInWithKey(page, ta.url, ta.adminKey);
   await page.locator('.garment-tile').first().waitFor();
 
@@ -50,8 +53,8 @@ test('a keyboard-only try-on from New customer to the QR code takes under 12 key
   await press('Enter');
   await page.waitForFunction(() => document.activeElement?.id === 'start-camera');
   await tabTo('Choose a photo file');
-  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), press('Enter')]);
-  await chooser.setFiles({ name: 'customer.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });
+  await press('Enter');
+  await (await chooser).setFiles({ name: 'customer.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });
   await page.waitForFunction(() => document.activeElement?.classList.contains('garment-tile'));
   assert.match(await focused(page), /Blue tee/, 'after the photo, focus is on the first garment');
   await press('Enter');
