@@ -72,7 +72,14 @@ export const renderCatalogue: Screen = (root) => {
 
   const name = h('input', { id: 'garment-name', class: 'big-input', required: true, maxlength: 100, autocomplete: 'off' });
   const sku = h('input', { id: 'garment-sku', class: 'big-input', maxlength: 64, autocomplete: 'off' });
-  const barcode = h('input', { id: 'garment-barcode', class: 'big-input', maxlength: 64, autocomplete: 'off', inputmode: 'numeric' });
+  const barcode = h('input', {
+    id: 'garment-barcode',
+    class: 'big-input',
+    maxlength: 64,
+    autocomplete: 'off',
+    inputmode: 'numeric',
+    placeholder: 'Scan or type',
+  });
   const category = h(
     'select',
     { id: 'garment-category', class: 'big-select' },
@@ -164,7 +171,7 @@ export const renderCatalogue: Screen = (root) => {
       'div',
       { class: 'two-columns' },
       h('div', {}, h('label', { for: 'garment-sku' }, 'SKU (optional)'), sku),
-      h('div', {}, h('label', { for: 'garment-barcode' }, 'Barcode (optional; scan or type)'), barcode),
+      h('div', {}, h('label', { for: 'garment-barcode' }, 'Barcode (optional)'), barcode),
     ),
     h('label', { for: 'garment-category' }, 'Category'),
     category,
