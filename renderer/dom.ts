@@ -103,3 +103,21 @@ export async function shrinkPhoto(file: Blob): Promise<Blob> {
   bitmap.close();
   return new Promise((resolve) => canvas.toBlob((blob) => resolve(blob ?? file), 'image/jpeg', 0.92));
 }
+
+/**
+ * A photo picker: a hidden file input out of the tab order and a real button that opens it, so that Enter and
+ * Space work and focus never lands on the input.
+ */
+export function filePicker(buttonId: string, inputId: string, label: string): [HTMLButtonElement, HTMLInputElement] {
+  const input = h('input', {
+    type: 'file',
+    accept: 'image/jpeg,image/png,image/webp',
+    id: inputId,
+    class: 'visually-hidden',
+    tabindex: '-1',
+    'aria-hidden': 'true',
+  });
+  const button = h('button', { type: 'button', class: 'button', id: buttonId }, label);
+  button.onclick = () => input.click();
+  return [button, input];
+}

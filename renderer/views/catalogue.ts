@@ -4,7 +4,7 @@
  */
 import type { GarmentView } from '../../server/gui/contract.ts';
 import { call, plainWords } from '../api.ts';
-import { dataUrlOf, h, replace, toast } from '../dom.ts';
+import { dataUrlOf, filePicker, h, replace, toast } from '../dom.ts';
 import { CATEGORIES, EU_SIZES, LETTER_SIZES, WAIST_SIZES } from '../sizes.ts';
 import type { Screen } from '../main.ts';
 import { matchesGarment } from '../garments.ts';
@@ -112,6 +112,11 @@ export const renderCatalogue: Screen = (root) => {
     class: 'file-input',
   });
   const formTitle = h('h2', { id: 'add-title' }, 'Add a garment');
+  const PHOTO_LABEL = 'Photo (the garment alone, on a plain background)';
+  const photoLabel = h('label', { for: 'garment-photo' }, PHOTO_LABEL);
+  // While editing: every photo of the garment, to choose the one try-ons use, remove others, or add one.
+  const photos = h('div', { class: 'garment-photos', hidden: true });
+  const [addPhotoButton, addPhotoInput] = filePicker('add-photo', 'add-photo-file', 'Add another photo');
   const cancelButton = h('button', { type: 'button', class: 'button', id: 'cancel-edit', hidden: true }, 'Cancel');
   /** The garment being edited, or null while the form adds a new one. */
   let editing: GarmentView | null = null;
@@ -188,12 +193,89 @@ export const renderCatalogue: Screen = (root) => {
         ...WAIST_SIZES.map(sizeChip),
       ),
     ),
-    h('label', { for: 'garment-photo' }, 'Photo (the garment alone, on a plain background)'),
+    photoLabel,
     photo,
     preview,
+    photos,
     message,
     h('div', { class: 'actions' }, addButton, cancelButton),
   );
+
+  /** Shows the edited garment's photos; every change is saved at once and the card is drawn again. */
+  const showPhotos = (garment: GarmentView): void => {
+    const changed = (saved: GarmentView): void => {
+      garments = garments.map((other) => (other.id === saved.id ? saved : other));
+      if (editing?.id === saved.id) editing = saved;
+      preview.src = saved.imageUrl;
+      showPhotos(saved);
+      draw();
+    };
+    const act = (work: () => Promise<GarmentView>, done: string) => async () => {
+      try {
+        changed(await work());
+        toast(done);
+      } catch (error) {
+        toast(plainWords(error), 'error');
+      }
+    };
+    replace(
+      photos,
+      h('p', { class: 'label' }, 'Photos (the first is the one try-ons use)'),
+      h(
+        'div',
+        { class: 'photo-strip' },
+        ...garment.photoUrls.map((url, n) =>
+          h(
+            'figure',
+            { class: 'photo-choice' },
+            h('img', { src: url, alt: n === 0 ? 'The photo try-ons use' : `Photo ${n + 1}` }),
+            n === 0
+              ? h('figcaption', { class: 'hint' }, 'Used for try-ons')
+              : h(
+                  'figcaption',
+                  {},
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'button quiet small',
+                      onclick: act(
+                        () => call<GarmentView>('PATCH', `/gui/api/garments/${garment.id}`, { mainPhoto: n }),
+                        'Try-ons now use that photo.',
+                      ),
+                    },
+                    'Use for try-ons',
+                  ),
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'button quiet small',
+                      'aria-label': `Remove photo ${n + 1}`,
+                      onclick: act(
+                        () => call<GarmentView>('DELETE', `/gui/api/garments/${garment.id}/photos/${n}`),
+                        'The photo is removed.',
+                      ),
+                    },
+                    'Remove',
+                  ),
+                ),
+          ),
+        ),
+      ),
+      h('div', { class: 'actions' }, addPhotoButton, addPhotoInput),
+    );
+    addPhotoInput.onchange = async () => {
+      const file = addPhotoInput.files?.[0];
+      addPhotoInput.value = '';
+      if (!file) return;
+      await act(
+        async () => call<GarmentView>('POST', `/gui/api/garments/${garment.id}/photos`, { image: await dataUrlOf(file) }),
+        'The photo is added.',
+      )();
+    };
+    photos.hidden = false;
+  };
 
   const setSizes = (chosen: readonly string[]): void => {
     sizes.clear();
@@ -208,6 +290,8 @@ export const renderCatalogue: Screen = (root) => {
     preview.hidden = true;
     photo.required = true;
     formTitle.textContent = 'Add a garment';
+    photoLabel.textContent = PHOTO_LABEL;
+    photos.hidden = true;
     addButton.textContent = 'Add to the catalogue';
     cancelButton.hidden = true;
   };
@@ -225,6 +309,8 @@ export const renderCatalogue: Screen = (root) => {
     preview.src = garment.imageUrl;
     preview.hidden = false;
     formTitle.textContent = `Edit “${garment.name}”`;
+    photoLabel.textContent = 'A new photo for try-ons (optional; it replaces the one they use)';
+    showPhotos(garment);
     addButton.textContent = 'Save the changes';
     cancelButton.hidden = false;
     form.scrollIntoView({ block: 'start' });
@@ -242,8 +328,7 @@ export const renderCatalogue: Screen = (root) => {
         barcode: barcode.value,
         ...(file ? { image: await dataUrlOf(file) } : {}),
       });
-      // A new photo has a new address only on the server: the card asks again.
-      garments = garments.map((other) => (other.id === saved.id ? { ...saved, imageUrl: `${saved.imageUrl}?v=${Date.now()}` } : other));
+      garments = garments.map((other) => (other.id === saved.id ? saved : other));
       clearForm();
       draw();
       toast(`“${saved.name}” is saved.`);

@@ -8,7 +8,7 @@ import type { Engine, TryOn } from '../../client/index.ts';
 import type { GarmentView, GuiSettings } from '../../server/gui/contract.ts';
 import { call, plainWords } from '../api.ts';
 import { cameraProblem, openCamera, type CameraView } from '../camera.ts';
-import { dataUrlOf, h, replace, shrinkPhoto, toast } from '../dom.ts';
+import { dataUrlOf, filePicker, h, replace, shrinkPhoto, toast } from '../dom.ts';
 import { watchFraming } from '../framing.ts';
 import { garmentWithCode, matchesGarment } from '../garments.ts';
 import { EU_SIZES, FITS, LETTER_SIZES, STYLING, WAIST_SIZES, sizeStep } from '../sizes.ts';
@@ -148,24 +148,6 @@ function actionButton(attributes: { class: string; id: string }, label: string, 
 }
 
 /** Smooth scrolling, unless the person asked for less motion. */
-/**
- * A photo picker: a hidden file input out of the tab order and a real button that opens it, so that Enter and
- * Space work and focus never lands on the input.
- */
-function filePicker(buttonId: string, inputId: string, label: string): [HTMLButtonElement, HTMLInputElement] {
-  const input = h('input', {
-    type: 'file',
-    accept: 'image/jpeg,image/png,image/webp',
-    id: inputId,
-    class: 'visually-hidden',
-    tabindex: '-1',
-    'aria-hidden': 'true',
-  });
-  const button = h('button', { type: 'button', class: 'button', id: buttonId }, label);
-  button.onclick = () => input.click();
-  return [button, input];
-}
-
 const smoothly = (): ScrollBehavior => (matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth');
 
 /** The Try on screen. */

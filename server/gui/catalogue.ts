@@ -2,6 +2,7 @@
  * The shop's garment catalogue, kept for the GUI: records in the state,
  * photos as files under `<data-dir>/catalogue/` (normalized like any input).
  */
+import { createHash } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, validationError, type FieldError } from '../kernel/errors.ts';
@@ -17,6 +18,19 @@ const NAME_MAX = 100;
 const CODE_MAX = 64;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
+/** At most this many photos per garment. */
+export const MAX_PHOTOS = 6;
+
+/** A short name for one stored photo (its file's), which changes whenever the photo does. */
+function versionOf(photo: StoredImage): string {
+  return createHash('sha256').update(photo.file).digest('base64url').slice(0, 10);
+}
+
+/** A garment's photos, the one try-ons use first. */
+export function photosOf(garment: CatalogueGarment): StoredImage[] {
+  return [garment.image, ...(garment.morePhotos ?? [])];
+}
+
 /** The view of a garment. */
 export function garmentView(garment: CatalogueGarment): GarmentView {
   return {
@@ -26,7 +40,9 @@ export function garmentView(garment: CatalogueGarment): GarmentView {
     sizes: garment.sizes,
     sku: garment.sku ?? null,
     barcode: garment.barcode ?? null,
-    imageUrl: `/gui/api/garments/${garment.id}/image`,
+    // Each address names the photo's file too: a replaced or swapped photo is a new address, never a cached old one.
+    imageUrl: `/gui/api/garments/${garment.id}/image?v=${versionOf(garment.image)}`,
+    photoUrls: photosOf(garment).map((photo, n) => `/gui/api/garments/${garment.id}/photos/${n}/image?v=${versionOf(photo)}`),
     createdAt: garment.createdAt,
   };
 }
@@ -38,6 +54,7 @@ export interface CheckedGarment {
   name?: string;
   category?: CatalogueGarment['category'];
   sizes?: string[];
+  mainPhoto?: number;
   /** null: clear it. */
   sku?: string | null;
   barcode?: string | null;
@@ -73,6 +90,13 @@ export async function checkGarment(body: unknown, limits: ImageLimits): Promise<
   };
 }
 
+/** Checks one more photo of a garment (`{ image }`) and prepares it; 422 or 415 otherwise. */
+export async function checkGarmentPhoto(body: unknown, limits: ImageLimits): Promise<Prepared> {
+  const image = ((body ?? {}) as Record<string, unknown>).image;
+  if (image === undefined) throw validationError([{ field: 'image', message: 'a photo of the garment is required' }]);
+  return prepareImage(image, 'image', limits);
+}
+
 /** Checks the fields of an edit (at least one, none unknown; all problems at once); 422 otherwise. */
 export async function checkGarmentChanges(body: unknown, limits: ImageLimits): Promise<CheckedGarment> {
   const fields = (body ?? {}) as Record<string, unknown>;
@@ -82,7 +106,7 @@ export async function checkGarmentChanges(body: unknown, limits: ImageLimits): P
   return checkFields(fields, limits, errors);
 }
 
-const FIELDS = ['name', 'category', 'sizes', 'sku', 'barcode', 'image'] as const;
+const FIELDS = ['name', 'category', 'sizes', 'sku', 'barcode', 'image', 'mainPhoto'] as const;
 
 async function checkFields(fields: Record<string, unknown>, limits: ImageLimits, errors: FieldError[]): Promise<CheckedGarment> {
   const out: CheckedGarment = {};
@@ -117,6 +141,13 @@ async function checkFields(fields: Record<string, unknown>, limits: ImageLimits,
       errors.push({ field, message: `must be up to ${CODE_MAX} printable characters ("" removes it)` });
     else out[field] = code === '' ? null : code;
   }
+  if (fields.mainPhoto !== undefined) {
+    const n = fields.mainPhoto;
+    if (typeof n === 'number' && Number.isInteger(n) && n >= 1 && n < MAX_PHOTOS) out.mainPhoto = n;
+    else errors.push({ field: 'mainPhoto', message: `must be the number of another photo (1 to ${MAX_PHOTOS - 1})` });
+  }
+  if (fields.mainPhoto !== undefined && fields.image !== undefined)
+    errors.push({ field: 'mainPhoto', message: 'cannot be given with a new image' });
   if (errors.length > 0) throw validationError(errors);
   if (fields.image !== undefined) out.image = await prepareImage(fields.image, 'image', limits);
   return out;
@@ -149,6 +180,15 @@ export function applyGarmentChanges(garment: CatalogueGarment, changes: CheckedG
     else if (code !== undefined) garment[field] = code;
   }
   if (image) garment.image = image;
+  if (changes.mainPhoto !== undefined) {
+    const more = garment.morePhotos ?? [];
+    const k = changes.mainPhoto - 1;
+    const chosen = more[k];
+    if (!chosen) throw validationError([{ field: 'mainPhoto', message: `the garment has no photo ${changes.mainPhoto}` }]);
+    more[k] = garment.image;
+    garment.image = chosen;
+    garment.morePhotos = more;
+  }
 }
 
 /** Writes a garment's photo durably; returns its record part. */
@@ -173,6 +213,11 @@ export function newGarmentId(now: Date): string {
 /** Removes a garment's photo (a missing file is fine). */
 export async function removeGarmentImage(dataDir: string, garment: Pick<CatalogueGarment, 'image'>): Promise<void> {
   await rm(join(dataDir, garment.image.file), { force: true });
+}
+
+/** Removes all of a garment's photos (missing files are fine). */
+export async function removeGarmentPhotos(dataDir: string, garment: CatalogueGarment): Promise<void> {
+  for (const photo of photosOf(garment)) await rm(join(dataDir, photo.file), { force: true });
 }
 
 /** The garment with this id; 404 otherwise. */

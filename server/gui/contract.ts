@@ -12,7 +12,10 @@ export interface GarmentView {
   sizes: string[];
   sku: string | null;
   barcode: string | null;
+  /** The photo try-ons use. */
   imageUrl: string;
+  /** Every photo of the garment, the one try-ons use first (its `imageUrl`). */
+  photoUrls: string[];
   createdAt: string;
 }
 
@@ -23,8 +26,10 @@ export interface GarmentChanges {
   sizes?: string[];
   sku?: string;
   barcode?: string;
-  /** A new photo, as base64 or a data URL. */
+  /** A new photo for try-ons, as base64 or a data URL (it replaces the one they use). */
   image?: string;
+  /** Makes photo n of `photoUrls` (1 or more) the one try-ons use; the one they used takes its place. */
+  mainPhoto?: number;
 }
 
 /** GET /gui/api/session. */

@@ -175,7 +175,10 @@ export interface CatalogueGarment {
   /** The shop's own stock code and the barcode on the label, each unique in the catalogue (for search and scanners). */
   sku?: string;
   barcode?: string;
+  /** The photo try-ons use. */
   image: StoredImage;
+  /** More photos of the same garment (the back, a detail, worn by a model); any can become the one try-ons use. */
+  morePhotos?: StoredImage[];
   createdAt: string;
 }
 

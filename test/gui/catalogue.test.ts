@@ -1,6 +1,6 @@
 /**
  * The catalogue as staff use it: a scanned barcode (typed, then Enter, as a USB scanner does) picks the garment on
- * the Try on screen; a garment is edited in the Catalogue's own form.
+ * the Try on screen; a garment is edited in the Catalogue's own form, and gets a second photo for try-ons.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -46,4 +46,17 @@ test('a scanned barcode picks its garment; a garment is edited in the catalogue'
   await screenshot(page, 'catalogue-edited');
   await page.getByLabel('Search the catalogue').fill('tee-navy');
   assert.equal(await page.locator('.garment-card').count(), 1, 'found by its SKU');
+
+  // A second photo, which then becomes the one try-ons use.
+  await page.getByRole('button', { name: 'Edit Navy tee' }).click();
+  await page.locator('#add-photo-file').setInputFiles({ name: 'back.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+  await page.locator('.photo-choice').nth(1).waitFor();
+  const second = await page.locator('.photo-choice img').nth(1).getAttribute('src');
+  await page.getByRole('button', { name: 'Use for try-ons' }).click();
+  // Addresses say which photo file they show (?v=…): the first place now shows the file the second showed.
+  const version = new URL(second!, ta.url).searchParams.get('v');
+  await page.waitForFunction((v) => document.querySelector('.photo-choice img')?.getAttribute('src')?.endsWith(`?v=${v}`), version);
+  assert.deepEqual(await accessibilityProblems(page), [], 'axe-core on the photos of a garment');
+  await screenshot(page, 'catalogue-photos');
+  assert.equal(await page.locator('.photo-choice').count(), 2);
 });

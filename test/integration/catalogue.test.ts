@@ -87,3 +87,49 @@ test('a new photo replaces the old one, whose file goes; a refused photo keeps i
   const served = await fetch(`${app.url}${created.imageUrl}`, { headers: { authorization: `Bearer ${app.adminKey}` } });
   assert.equal(served.status, 200);
 });
+
+test('a garment has up to six photos: more are added, any becomes the one try-ons use, extra ones are removed', async (t) => {
+  const app = await startTestApp(t);
+  const created = (await (await add(app, { name: 'Tee' })).json()) as GarmentView;
+  const back = await validJpeg(300, 420);
+  const added = await gui(app, 'POST', `/garments/${created.id}/photos`, { image: back.toString('base64') });
+  assert.equal(added.status, 201);
+  const two = (await added.json()) as GarmentView;
+  assert.equal(two.photoUrls.length, 2);
+  const size = async (url: string): Promise<string> => {
+    const response = await fetch(`${app.url}${url}`, { headers: { authorization: `Bearer ${app.adminKey}` } });
+    assert.equal(response.status, 200, url);
+    return String((await response.arrayBuffer()).byteLength);
+  };
+  const [front, second] = [await size(two.photoUrls[0]!), await size(two.photoUrls[1]!)];
+
+  // The back becomes the photo try-ons use; the front takes its place.
+  const swapped = (await (await gui(app, 'PATCH', `/garments/${created.id}`, { mainPhoto: 1 })).json()) as GarmentView;
+  assert.equal(await size(swapped.imageUrl), second);
+  assert.equal(await size(swapped.photoUrls[1]!), front);
+  assert.equal((await gui(app, 'PATCH', `/garments/${created.id}`, { mainPhoto: 2 })).status, 422, 'no photo 2');
+
+  // The photo try-ons use cannot be removed; another can, and its file goes.
+  const record = app.appliance.store.state.gui.garments[created.id]!;
+  const frontFile = join(app.dataDir, record.morePhotos![0]!.file);
+  assert.equal((await gui(app, 'DELETE', `/garments/${created.id}/photos/0`)).status, 409);
+  const removed = await gui(app, 'DELETE', `/garments/${created.id}/photos/1`);
+  assert.equal(removed.status, 200);
+  assert.equal(((await removed.json()) as GarmentView).photoUrls.length, 1);
+  assert.ok(!existsSync(frontFile), 'the removed photo’s file is gone');
+
+  for (let k = 1; k < 6; k++)
+    assert.equal((await gui(app, 'POST', `/garments/${created.id}/photos`, { image: back.toString('base64') })).status, 201);
+  const before = garmentsOf(app);
+  assert.equal((await gui(app, 'POST', `/garments/${created.id}/photos`, { image: back.toString('base64') })).status, 409, 'a seventh');
+  assert.deepEqual(garmentsOf(app), before);
+  const files = [
+    app.appliance.store.state.gui.garments[created.id]!.image,
+    ...app.appliance.store.state.gui.garments[created.id]!.morePhotos!,
+  ];
+  assert.equal((await gui(app, 'DELETE', `/garments/${created.id}`)).status, 204);
+  assert.ok(
+    files.every((photo) => !existsSync(join(app.dataDir, photo.file))),
+    'removing the garment removes all its photos',
+  );
+});

@@ -16,14 +16,18 @@ import { contentType, readImage } from '../../images/files.ts';
 import type { AppDeps } from '../deps.ts';
 import { jpegFrameBody } from '../../gui/framing.ts';
 import {
+  MAX_PHOTOS,
   applyGarmentChanges,
   checkCodesUnique,
   checkGarment,
   checkGarmentChanges,
+  checkGarmentPhoto,
   findGarment,
   garmentView,
   newGarmentId,
+  photosOf,
   removeGarmentImage,
+  removeGarmentPhotos,
   storeGarmentImage,
 } from '../../gui/catalogue.ts';
 import type { CatalogueGarment } from '../../store/schema.ts';
@@ -289,8 +293,54 @@ export function guiRoutes(deps: AppDeps): Router {
       delete state.gui.garments[found.id];
       return found;
     });
-    await removeGarmentImage(store.dataDir, garment);
+    await removeGarmentPhotos(store.dataDir, garment);
     res.status(204).end();
+  });
+
+  // More photos of a garment: added one at a time, served by number (0 is the one try-ons use), removed by number.
+  router.post('/garments/:id/photos', async (req, res) => {
+    const id = reads.garment(req.params.id!).id;
+    if (photosOf(reads.garment(id)).length >= MAX_PHOTOS)
+      throw new ApiError('conflict', `A garment has at most ${MAX_PHOTOS} photos; remove one first.`);
+    const prepared = await checkGarmentPhoto(req.body, config.imageLimits);
+    const photo = await storeGarmentImage(store.dataDir, id, prepared.normalized, String(clock().getTime()));
+    try {
+      const updated = await store.mutate((state) => {
+        const garment = findGarment(state.gui.garments, id);
+        if (photosOf(garment).length >= MAX_PHOTOS)
+          throw new ApiError('conflict', `A garment has at most ${MAX_PHOTOS} photos; remove one first.`);
+        garment.morePhotos = [...(garment.morePhotos ?? []), photo];
+        return structuredClone(garment);
+      });
+      res.status(201).json(garmentView(updated));
+    } catch (error) {
+      await removeGarmentImage(store.dataDir, { image: photo });
+      throw error;
+    }
+  });
+
+  router.get('/garments/:id/photos/:n/image', async (req, res) => {
+    const photo = photosOf(reads.garment(req.params.id!))[Number(req.params.n)];
+    if (!photo || !/^[0-9]$/.test(req.params.n!)) throw new ApiError('not_found', `The garment has no photo ${req.params.n}.`);
+    const bytes = await readImage(store.dataDir, photo);
+    res.setHeader('Cache-Control', 'private, max-age=3600');
+    res.type(contentType(photo.format)).send(bytes);
+  });
+
+  router.delete('/garments/:id/photos/:n', async (req, res) => {
+    const n = Number(req.params.n);
+    if (!/^[1-9]$/.test(req.params.n!))
+      throw new ApiError('conflict', 'The photo try-ons use cannot be removed; make another one theirs first, or remove the garment.');
+    const { removed, updated } = await store.mutate((state) => {
+      const garment = findGarment(state.gui.garments, req.params.id!);
+      const more = garment.morePhotos ?? [];
+      const photo = more[n - 1];
+      if (!photo) throw new ApiError('not_found', `The garment has no photo ${n}.`);
+      garment.morePhotos = more.filter((_, k) => k !== n - 1);
+      return { removed: photo, updated: structuredClone(garment) };
+    });
+    await removeGarmentImage(store.dataDir, { image: removed });
+    res.json(garmentView(updated));
   });
 
   return router;
