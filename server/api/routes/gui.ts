@@ -299,16 +299,18 @@ export function guiRoutes(deps: AppDeps): Router {
 
   // More photos of a garment: added one at a time, served by number (0 is the one try-ons use), removed by number.
   router.post('/garments/:id/photos', async (req, res) => {
-    const id = reads.garment(req.params.id!).id;
-    if (photosOf(reads.garment(id)).length >= MAX_PHOTOS)
-      throw new ApiError('conflict', `A garment has at most ${MAX_PHOTOS} photos; remove one first.`);
+    const full = (garment: CatalogueGarment): boolean => photosOf(garment).length >= MAX_PHOTOS;
+    const tooMany = (): ApiError => new ApiError('conflict', `A garment has at most ${MAX_PHOTOS} photos; remove one first.`);
+    // Checked before the photo is prepared (the costly part), and again in the change itself.
+    const current = reads.garment(req.params.id!);
+    if (full(current)) throw tooMany();
+    const id = current.id;
     const prepared = await checkGarmentPhoto(req.body, config.imageLimits);
     const photo = await storeGarmentImage(store.dataDir, id, prepared.normalized, String(clock().getTime()));
     try {
       const updated = await store.mutate((state) => {
         const garment = findGarment(state.gui.garments, id);
-        if (photosOf(garment).length >= MAX_PHOTOS)
-          throw new ApiError('conflict', `A garment has at most ${MAX_PHOTOS} photos; remove one first.`);
+        if (full(garment)) throw tooMany();
         garment.morePhotos = [...(garment.morePhotos ?? []), photo];
         return structuredClone(garment);
       });
@@ -320,8 +322,8 @@ export function guiRoutes(deps: AppDeps): Router {
   });
 
   router.get('/garments/:id/photos/:n/image', async (req, res) => {
-    const photo = photosOf(reads.garment(req.params.id!))[Number(req.params.n)];
-    if (!photo || !/^[0-9]$/.test(req.params.n!)) throw new ApiError('not_found', `The garment has no photo ${req.params.n}.`);
+    const photo = /^[0-9]$/.test(req.params.n!) ? photosOf(reads.garment(req.params.id!))[Number(req.params.n)] : undefined;
+    if (!photo) throw new ApiError('not_found', `The garment has no photo ${req.params.n}.`);
     const bytes = await readImage(store.dataDir, photo);
     res.setHeader('Cache-Control', 'private, max-age=3600');
     res.type(contentType(photo.format)).send(bytes);
