@@ -18,14 +18,18 @@ test('resize-and-pad: fit inside 576×864, int() of the scaled size, smaller hal
   assert.deepEqual(preResize(400, 300, 864), { width: 400, height: 300 }, 'never upsampled');
 });
 
-test('tensors are [C,H,W] in −1..1 with −1 padding, and unpadding gives the bytes back', () => {
+test('tensors are [C,H,W] in −1..1 with −1 padding; unpadding crops and truncates to bytes as the reference does', () => {
   const plan = resizePadPlan(2, 1, 2, 3);
   assert.deepEqual(plan, { width: 2, height: 1, left: 0, top: 1, right: 0, bottom: 1 });
-  const rgb = Uint8Array.of(0, 127, 255, 10, 20, 30);
+  const rgb = Uint8Array.of(0, 128, 255, 10, 20, 30);
   const tensor = toPaddedTensor(rgb, 3, plan);
   assert.equal(tensor.length, 3 * 2 * 3);
   assert.deepEqual([...tensor.slice(0, 6)], [-1, -1, -1, Math.fround(10 / 127.5 - 1), -1, -1]);
-  assert.deepEqual([...unpadToRgb(tensor, plan)], [...rgb]);
+  // 128 and 255 come back; 10, 20 and 30 land a float32 ulp below their level and truncate one lower, as in PyTorch.
+  assert.deepEqual([...unpadToRgb(tensor, plan)], [0, 128, 255, 9, 19, 29]);
+  // Channels [R: −1, 1.5], [G: 0, −1.2], [B: 1, 0]: 0 is 127.5, so 127 (not 128); out-of-range values clamp.
+  const values = Float32Array.of(-1, 1.5, 0, -1.2, 1, 0);
+  assert.deepEqual([...unpadToRgb(values, { width: 2, height: 1, left: 0, top: 0, right: 0, bottom: 0 })], [0, 127, 255, 255, 0, 127]);
   assert.deepEqual([...resizeNearest(Uint8Array.of(1, 2, 3, 4), 2, 2, 4, 2)], [1, 1, 2, 2, 3, 3, 4, 4]);
 });
 

@@ -66,6 +66,17 @@ export function toPaddedTensor(pixels: Uint8Array, channels: number, plan: PadPl
   return out;
 }
 
+/**
+ * One value in −1..1 as the reference's byte: ((x + 1) · 0.5) · 255 in
+ * float32, then truncated toward zero as numpy's astype(uint8) does
+ * (tensor_to_pil), clamped so an out-of-range value cannot wrap.
+ */
+function toByte(value: number): number {
+  const f = Math.fround;
+  const scaled = f(f(f(value + 1) * 0.5) * 255);
+  return Math.max(0, Math.min(255, Math.trunc(scaled)));
+}
+
 /** The model's [3, H, W] output in −1..1, cropped to the plan's image and returned as interleaved RGB bytes. */
 export function unpadToRgb(tensor: Float32Array, plan: PadPlan): Uint8Array {
   const W = plan.left + plan.width + plan.right;
@@ -74,8 +85,7 @@ export function unpadToRgb(tensor: Float32Array, plan: PadPlan): Uint8Array {
   for (let y = 0; y < plan.height; y++) {
     for (let x = 0; x < plan.width; x++) {
       for (let c = 0; c < 3; c++) {
-        const v = (tensor[(c * H + y + plan.top) * W + x + plan.left]! + 1) * 127.5;
-        out[(y * plan.width + x) * 3 + c] = Math.max(0, Math.min(255, Math.round(v)));
+        out[(y * plan.width + x) * 3 + c] = toByte(tensor[(c * H + y + plan.top) * W + x + plan.left]!);
       }
     }
   }
