@@ -56,13 +56,15 @@ test('Euler steps with guidance on every step but the last, then a clamp; the sa
     calls.map((c) => c.t),
     times.slice(0, 4),
   );
+  // In float32 after every operation, as the reference's tensors compute.
+  const f = Math.fround;
   const expected = [...noise].map((x0) => {
-    let x = Math.fround(x0);
+    let x = f(x0);
     for (let i = 0; i < 4; i++) {
-      const vc = Math.fround(0.8 - x);
-      const vu = Math.fround(-0.3 - x);
-      const v = i < 3 ? Math.fround(vu + 1.5 * (vc - vu)) : vc;
-      x = Math.fround(x + (times[i + 1]! - times[i]!) * v);
+      const vc = f(0.8 - x);
+      const vu = f(-0.3 - x);
+      const v = i < 3 ? f(vu + f(1.5 * f(vc - vu))) : vc;
+      x = f(x + f(f(times[i + 1]! - times[i]!) * v));
     }
     return Math.min(1, Math.max(-1, x));
   });

@@ -33,10 +33,14 @@ export function rfSchedule(steps: number, mu = 1.5): number[] {
     .reverse();
 }
 
-/** v_u + scale·(v_c − v_u), element-wise (the reference's guided velocity). */
+/**
+ * v_u + scale·(v_c − v_u), element-wise (the reference's guided velocity),
+ * rounded to float32 after each operation as its tensors are: the Euler
+ * steps then give the reference's states bit for bit.
+ */
 export function cfgMix(conditional: Float32Array, unconditional: Float32Array, scale: number): Float32Array {
   const out = new Float32Array(conditional.length);
-  for (let i = 0; i < out.length; i++) out[i] = unconditional[i]! + scale * (conditional[i]! - unconditional[i]!);
+  for (let i = 0; i < out.length; i++) out[i] = unconditional[i]! + f(scale * f(conditional[i]! - unconditional[i]!));
   return out;
 }
 
@@ -68,7 +72,7 @@ export async function sampleEuler(noise: Float32Array, denoise: Denoiser, option
   for (let step = 0; step < steps; step++) {
     options.signal?.throwIfAborted();
     const t = times[step]!;
-    const dt = times[step + 1]! - t;
+    const dt = f(times[step + 1]! - t);
     const guided = !(skipGuidanceLast > 0 && step >= steps - skipGuidanceLast);
     const { conditional, unconditional } = await denoise(x, t, guided);
     let velocity = conditional;
@@ -76,7 +80,7 @@ export async function sampleEuler(noise: Float32Array, denoise: Denoiser, option
       if (!unconditional) throw new Error('the denoiser returned no unconditional velocity for a guided step');
       velocity = cfgMix(conditional, unconditional, guidance);
     }
-    for (let i = 0; i < x.length; i++) x[i] = x[i]! + dt * velocity[i]!;
+    for (let i = 0; i < x.length; i++) x[i] = x[i]! + f(dt * velocity[i]!);
     options.onStep?.(step + 1, steps);
   }
   for (let i = 0; i < x.length; i++) x[i] = Math.min(1, Math.max(-1, x[i]!));
