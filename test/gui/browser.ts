@@ -7,8 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = resolve(import.meta.dirname, '../../test-output/gui');
@@ -40,6 +41,43 @@ export async function launchBrowser(t: TestContext, options: { fakeCamera?: stri
   const browser = await chromium.launch({ executablePath: CHROMIUM, args });
   t.after(() => browser.close());
   return browser;
+}
+
+/** The shop floor's screens, in CSS pixels: a phone, the upright tablet, the tablet on its side, a desktop. */
+export const SHOP_SCREENS = [
+  { width: 390, height: 844 },
+  { width: 768, height: 1024 },
+  { width: 1024, height: 768 },
+  { width: 1920, height: 1080 },
+] as const;
+export type ShopScreen = (typeof SHOP_SCREENS)[number];
+
+/**
+ * Runs `flow` on every shop screen, each a subtest in a fresh browser context (its own session, its own storage).
+ * After each run the page must not scroll sideways, and a screenshot is saved as <name>-<width>.png.
+ */
+export async function onEveryShopScreen(
+  t: TestContext,
+  browser: Browser,
+  name: string,
+  flow: (page: Page, screen: ShopScreen) => Promise<void>,
+  options: BrowserContextOptions = {},
+): Promise<void> {
+  for (const screen of SHOP_SCREENS) {
+    await t.test(`at ${screen.width}×${screen.height}`, async () => {
+      const context = await browser.newContext({ ...options, viewport: screen });
+      try {
+        const page = await context.newPage();
+        page.setDefaultTimeout(60_000);
+        await flow(page, screen);
+        const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.equal(scrollWidth, screen.width, `${name} at ${screen.width} px scrolls sideways`);
+        await screenshot(page, `${name}-${screen.width}`);
+      } finally {
+        await context.close();
+      }
+    });
+  }
 }
 
 /** Saves a full-page screenshot as test-output/gui/<name>.png. */

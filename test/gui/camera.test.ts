@@ -9,36 +9,36 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startTestAppliance } from '../helpers/appliance.ts';
-import { browserMissing, launchBrowser, signInWithKey } from './browser.ts';
+import { browserMissing, launchBrowser, onEveryShopScreen, signInWithKey } from './browser.ts';
 import sharp from 'sharp';
 import { garmentJpeg, hasFixtures, personJpeg, wellFramedPersonJpeg, writeFakeCamera } from './media.ts';
 
 const skip = browserMissing() ?? false;
 
-test('a 16:9 camera gives a 3:4 photo, the preview’s own view, after a countdown', { skip, timeout: 120_000 }, async (t) => {
+test('a 16:9 camera gives a 3:4 photo, the preview’s own view, after a countdown', { skip, timeout: 300_000 }, async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'fittingroom-camera-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const camera = await writeFakeCamera(dir, 640, 360);
   const ta = await startTestAppliance(t);
   const browser = await launchBrowser(t, { fakeCamera: camera });
-  const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
-  page.setDefaultTimeout(30_000);
-  await signInWithKey(page, ta.url, ta.adminKey);
-  await page.getByRole('button', { name: 'Use the camera' }).click();
-  await page.waitForFunction(() => (document.querySelector('video')?.videoWidth ?? 0) > 0);
-  const preview = await page.locator('.camera').boundingBox();
-  await page.getByRole('button', { name: 'Take the photo' }).click();
-  await page.locator('.countdown', { hasText: '3' }).waitFor();
-  await page.locator('.countdown', { hasText: '1' }).waitFor();
-  await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#selfie-preview')?.naturalWidth ?? 0) > 0);
-  const photo = await page
-    .locator('#selfie-preview')
-    .evaluate((img: HTMLImageElement) => ({ width: img.naturalWidth, height: img.naturalHeight }));
-  assert.equal(photo.height, 360, 'the camera’s own resolution');
-  assert.ok(
-    Math.abs(photo.width / photo.height - preview!.width / preview!.height) < 0.01,
-    `${photo.width}×${photo.height} has the preview’s shape`,
-  );
+  await onEveryShopScreen(t, browser, 'camera-photo', async (page) => {
+    await signInWithKey(page, ta.url, ta.adminKey);
+    await page.getByRole('button', { name: 'Use the camera' }).click();
+    await page.waitForFunction(() => (document.querySelector('video')?.videoWidth ?? 0) > 0);
+    const preview = await page.locator('.camera').boundingBox();
+    await page.getByRole('button', { name: 'Take the photo' }).click();
+    await page.locator('.countdown', { hasText: '3' }).waitFor();
+    await page.locator('.countdown', { hasText: '1' }).waitFor();
+    await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#selfie-preview')?.naturalWidth ?? 0) > 0);
+    const photo = await page
+      .locator('#selfie-preview')
+      .evaluate((img: HTMLImageElement) => ({ width: img.naturalWidth, height: img.naturalHeight }));
+    assert.equal(photo.height, 360, 'the camera’s own resolution');
+    assert.ok(
+      Math.abs(photo.width / photo.height - preview!.width / preview!.height) < 0.01,
+      `${photo.width}×${photo.height} has the preview’s shape`,
+    );
+  });
 });
 
 test('a 12-megapixel photo file is shrunk in the browser before it is sent', { skip, timeout: 120_000 }, async (t) => {
@@ -67,7 +67,7 @@ test('a 12-megapixel photo file is shrunk in the browser before it is sent', { s
 
 test(
   'with auto-capture chosen in Settings the camera takes the photo by itself once the guide says OK',
-  { skip: skip || (hasFixtures ? false : 'needs the shared fixtures’ well-framed person'), timeout: 120_000 },
+  { skip: skip || (hasFixtures ? false : 'needs the shared fixtures’ well-framed person'), timeout: 300_000 },
   async (t) => {
     const dir = await mkdtemp(join(tmpdir(), 'fittingroom-camera-'));
     t.after(() => rm(dir, { recursive: true, force: true }));
@@ -80,14 +80,14 @@ test(
     });
     assert.equal(chosen.status, 204);
     const browser = await launchBrowser(t, { fakeCamera: camera });
-    const page = await browser.newPage({ viewport: { width: 768, height: 1024 } });
-    page.setDefaultTimeout(60_000);
-    await signInWithKey(page, ta.url, ta.adminKey);
-    await page.getByRole('button', { name: 'Use the camera' }).click();
-    // Nobody presses the shutter: the countdown starts by itself, and the photo follows.
-    await page.locator('.countdown', { hasText: '3' }).waitFor();
-    await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#selfie-preview')?.naturalWidth ?? 0) > 0);
-    assert.equal(await page.locator('video').count(), 0, 'the camera stops once the photo is taken');
+    await onEveryShopScreen(t, browser, 'camera-auto', async (page) => {
+      await signInWithKey(page, ta.url, ta.adminKey);
+      await page.getByRole('button', { name: 'Use the camera' }).click();
+      // Nobody presses the shutter: the countdown starts by itself, and the photo follows.
+      await page.locator('.countdown', { hasText: '3' }).waitFor();
+      await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#selfie-preview')?.naturalWidth ?? 0) > 0);
+      assert.equal(await page.locator('video').count(), 0, 'the camera stops once the photo is taken');
+    });
   },
 );
 

@@ -15,7 +15,16 @@ import type { Page } from 'playwright-core';
 import type { Account, TryOn, Usage } from '../../client/index.ts';
 import { FRAMING_MESSAGES } from '../../server/gui/framing.ts';
 import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
-import { SCREENSHOTS, accessibilityProblems, browserMissing, launchBrowser, lookAt, screenshot } from './browser.ts';
+import {
+  SCREENSHOTS,
+  accessibilityProblems,
+  browserMissing,
+  launchBrowser,
+  lookAt,
+  onEveryShopScreen,
+  screenshot,
+  signInWithKey,
+} from './browser.ts';
 import { garmentJpeg, hasFixtures, personJpeg, wellFramedPersonJpeg, writeFakeCamera } from './media.ts';
 
 const STEP_TIMEOUT = 60_000;
@@ -221,72 +230,83 @@ test(
   },
 );
 
-test('the try-on screen erases the customer’s photos with one tap, on a tablet-sized screen', { skip, timeout: 300_000 }, async (t) => {
-  const dir = await scratch(t);
-  const camera = await writeFakeCamera(dir, 480, 640, wellFramedPersonJpeg);
-  const ta = await startTestAppliance(t, { engines: [composeEngine()] });
-  const browser = await launchBrowser(t, { fakeCamera: camera });
-  const context = await browser.newContext({ viewport: { width: 1024, height: 768 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(STEP_TIMEOUT);
-  await page.goto(`${ta.url}/`);
-  await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
-  await page.getByRole('button', { name: 'Sign in with the key' }).click();
-  await page.getByRole('navigation', { name: 'Screens' }).waitFor();
-  await screenshot(page, '11-try-on-tablet-empty');
+test(
+  'on every shop screen: the camera guide, the result large and in view, dragged on the picture, taken home, erased in one tap',
+  { skip, timeout: 300_000 },
+  async (t) => {
+    const dir = await scratch(t);
+    const camera = await writeFakeCamera(dir, 480, 640, wellFramedPersonJpeg);
+    const ta = await startTestAppliance(t, { engines: [composeEngine()] });
+    const browser = await launchBrowser(t, { fakeCamera: camera });
+    await onEveryShopScreen(t, browser, 'try-on-flow', async (page, { width, height }) => {
+      await signInWithKey(page, ta.url, ta.adminKey);
+      await screenshot(page, `11-try-on-empty-${width}`);
 
-  // A customer standing well in the camera's view: the advice says so and the shutter stands out.
-  await page.getByRole('button', { name: 'Use the camera' }).click();
-  await page.waitForFunction(() => document.querySelector<HTMLElement>('.guide-text')?.dataset.advice !== 'none');
-  if (hasFixtures) {
-    await page.waitForFunction(() => document.querySelector('#take-photo')?.classList.contains('ready'));
-    assert.equal(await page.locator('.guide-text').innerText(), FRAMING_MESSAGES.ok);
-  } else {
-    assert.ok(Object.values(FRAMING_MESSAGES).includes(await page.locator('.guide-text').innerText()));
-  }
-  await screenshot(page, '11-try-on-tablet-camera');
-  await page.getByRole('link', { name: 'History' }).click();
-  // The screen changes after the click's handler runs: wait for the video to go (or time out, failing the test).
-  await page
-    .waitForFunction(() => document.querySelectorAll('video').length === 0)
-    .catch((error: Error) => assert.fail(`leaving the screen stops the camera: ${error.message}`));
-  assert.equal(await page.locator('video').count(), 0, 'leaving the screen stops the camera');
-  await page.getByRole('link', { name: 'Try on' }).click();
+      // A customer standing well in the camera's view: the advice says so, above the body, and the shutter stands out.
+      await page.getByRole('button', { name: 'Use the camera' }).click();
+      await page.waitForFunction(() => document.querySelector<HTMLElement>('.guide-text')?.dataset.advice !== 'none');
+      if (hasFixtures) {
+        await page.waitForFunction(() => document.querySelector('#take-photo')?.classList.contains('ready'));
+        assert.equal(await page.locator('.guide-text').innerText(), FRAMING_MESSAGES.ok);
+      } else {
+        assert.ok(Object.values(FRAMING_MESSAGES).includes(await page.locator('.guide-text').innerText()));
+      }
+      await screenshot(page, `11-try-on-camera-${width}`);
+      await page.getByRole('link', { name: 'History' }).click();
+      // The screen changes after the click's handler runs: wait for the video to go (or time out, failing the test).
+      await page
+        .waitForFunction(() => document.querySelectorAll('video').length === 0)
+        .catch((error: Error) => assert.fail(`leaving the screen stops the camera: ${error.message}`));
+      await page.getByRole('link', { name: 'Try on' }).click();
 
-  // A file for the photo and an uploaded garment photo.
-  await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });
-  await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
-  await page.getByRole('button', { name: 'Start the try-on' }).click();
-  await page.locator('#result-image').waitFor();
-  await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#result-image')?.naturalWidth ?? 0) > 0);
-  await screenshot(page, '12-try-on-tablet-result');
-  const [record] = ((await (await ta.call('GET', '/api/v1/try-on')).json()) as { data: TryOn[] }).data;
-  assert.equal(record?.status, 'complete');
+      // A file for the photo and an uploaded garment photo.
+      await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg(600, 800) });
+      await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+      await page.getByRole('button', { name: 'Start the try-on' }).click();
+      await page.locator('#result-image').waitFor();
+      await page.waitForFunction(() => (document.querySelector<HTMLImageElement>('#result-image')?.naturalWidth ?? 0) > 0);
 
-  await page.getByRole('button', { name: 'Erase the customer’s photos' }).click();
-  await page.getByText('The customer’s photos are erased.').waitFor();
-  assert.equal(await page.locator('#selfie-preview').count(), 0, 'the photo is gone from the screen');
-  assert.equal(await page.locator('.picked-list').count(), 0, 'the uploaded garment photo is gone too');
-  assert.equal(await page.locator('#result').isHidden(), true);
-  const after = (await (await ta.call('GET', `/api/v1/try-on/${record!.genId}`)).json()) as TryOn;
-  assert.equal(after.erased, true);
-});
+      // The result: focused, scrolled into view, large, and the before/after line follows a drag on the picture.
+      await page.waitForFunction(() => document.activeElement?.id === 'result-title');
+      const picture = (await page.locator('#compare').boundingBox())!;
+      assert.ok(picture.y >= 0 && picture.y < height, `the picture starts on screen (at ${Math.round(picture.y)} px)`);
+      assert.ok(picture.width >= Math.min(0.8 * width, 600), `the picture is large (${Math.round(picture.width)} px wide)`);
+      await page.mouse.move(picture.x + picture.width / 2, picture.y + Math.min(picture.height, height - picture.y) / 2);
+      await page.mouse.down();
+      await page.mouse.move(picture.x + picture.width * 0.8, picture.y + Math.min(picture.height, height - picture.y) / 2, { steps: 4 });
+      await page.mouse.up();
+      const split = Number(await page.locator('.compare-slider').inputValue());
+      assert.ok(split >= 75 && split <= 85, `the line follows the drag (at ${split} %)`);
+      await page.getByRole('button', { name: 'Take it home (QR code)' }).click();
+      await page.locator('#qr').waitFor();
+      assert.deepEqual(await accessibilityProblems(page), [], 'axe-core on the result and its QR code');
+      await screenshot(page, `12-try-on-result-${width}`);
+      const [record] = ((await (await ta.call('GET', '/api/v1/try-on?limit=1')).json()) as { data: TryOn[] }).data;
+      assert.equal(record?.status, 'complete');
 
-test('without an engine the GUI says so in plain words', { skip, timeout: 120_000 }, async (t) => {
+      await page.getByRole('button', { name: 'Erase the customer’s photos' }).click();
+      await page.getByText('The customer’s photos are erased.').waitFor();
+      assert.equal(await page.locator('#selfie-preview').count(), 0, 'the photo is gone from the screen');
+      assert.equal(await page.locator('.picked-list').count(), 0, 'the uploaded garment photo is gone too');
+      assert.equal(await page.locator('#result').isHidden(), true);
+      const after = (await (await ta.call('GET', `/api/v1/try-on/${record!.genId}`)).json()) as TryOn;
+      assert.equal(after.erased, true);
+    });
+  },
+);
+
+test('without an engine the GUI says so in plain words', { skip, timeout: 180_000 }, async (t) => {
   const ta = await startTestAppliance(t, { engines: [] });
   const browser = await launchBrowser(t);
-  const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  page.setDefaultTimeout(STEP_TIMEOUT);
-  await page.goto(`${ta.url}/`);
-  await page.getByLabel('Admin key (fr_live_…)').fill(ta.adminKey);
-  await page.getByRole('button', { name: 'Sign in with the key' }).click();
-  await page.getByText('No try-on engine is ready yet').waitFor();
-  await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg() });
-  await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
-  await page.getByRole('button', { name: 'Start the try-on' }).click();
-  const message = await page.locator('#result-error').innerText();
-  assert.match(message, /No try-on engine is ready on this appliance yet/);
-  await screenshot(page, '13-no-engine');
-  const account = (await (await ta.call('GET', '/api/v1/account')).json()) as Account;
-  assert.equal(account.creditsReserved, 0, 'nothing was reserved');
+  await onEveryShopScreen(t, browser, '13-no-engine', async (page) => {
+    await signInWithKey(page, ta.url, ta.adminKey);
+    await page.getByText('No try-on engine is ready yet').waitFor();
+    await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg() });
+    await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+    await page.getByRole('button', { name: 'Start the try-on' }).click();
+    const message = await page.locator('#result-error').innerText();
+    assert.match(message, /No try-on engine is ready on this appliance yet/);
+    const account = (await (await ta.call('GET', '/api/v1/account')).json()) as Account;
+    assert.equal(account.creditsReserved, 0, 'nothing was reserved');
+  });
 });

@@ -10,7 +10,7 @@ import { startAppliance } from '../../server/appliance.ts';
 import { defaultConfig } from '../../server/config.ts';
 import { migrate } from '../../server/store/schema.ts';
 import { startTestApp, startTestAppliance, tempDataDir } from '../helpers/appliance.ts';
-import { browserMissing, launchBrowser } from './browser.ts';
+import { browserMissing, launchBrowser, onEveryShopScreen } from './browser.ts';
 import { garmentJpeg } from './media.ts';
 
 interface Session {
@@ -339,24 +339,29 @@ test('staff signed in with the PIN do the shop floor’s work and no administrat
 });
 
 test(
-  'a PIN session locks after five idle minutes; activity keeps it open',
-  { skip: browserMissing() ?? false, timeout: 120_000 },
+  'staff with the PIN see no administration; a PIN session locks after five idle minutes, activity keeps it open',
+  { skip: browserMissing() ?? false, timeout: 180_000 },
   async (t) => {
     const ta = await startTestApp(t);
     await session(ta.url, { method: 'key', key: ta.adminKey, newPin: '482913' });
     const browser = await launchBrowser(t);
-    const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
-    await page.clock.install();
-    await page.goto(`${ta.url}/`);
-    await page.locator('#pin').fill('482913');
-    await page.locator('#pin').press('Enter');
-    await page.getByRole('navigation', { name: 'Screens' }).waitFor();
-    await page.clock.fastForward('04:00');
-    await page.mouse.click(5, 300);
-    await page.clock.fastForward('04:00');
-    assert.equal(await page.getByRole('navigation', { name: 'Screens' }).count(), 1, 'eight minutes with a touch after four: still open');
-    await page.clock.fastForward('05:01');
-    await page.locator('#pin').waitFor();
-    assert.equal(await page.getByRole('navigation', { name: 'Screens' }).count(), 0, 'five idle minutes: locked');
+    await onEveryShopScreen(t, browser, 'staff-settings', async (page) => {
+      await page.clock.install();
+      await page.goto(`${ta.url}/`);
+      await page.locator('#pin').fill('482913');
+      await page.locator('#pin').press('Enter');
+      await page.getByRole('navigation', { name: 'Screens' }).waitFor();
+      await page.getByRole('link', { name: 'Settings' }).click();
+      await page.locator('#staff-note').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Create key' }).count(), 0, 'staff create no keys');
+      assert.equal(await page.locator('#set-pin').count(), 0, 'nor change the PIN');
+      await page.clock.fastForward('04:00');
+      await page.mouse.click(5, 300);
+      await page.clock.fastForward('04:00');
+      assert.equal(await page.getByRole('navigation', { name: 'Screens' }).count(), 1, 'eight minutes with a touch after four: still open');
+      await page.clock.fastForward('05:01');
+      await page.locator('#pin').waitFor();
+      assert.equal(await page.getByRole('navigation', { name: 'Screens' }).count(), 0, 'five idle minutes: locked');
+    });
   },
 );
