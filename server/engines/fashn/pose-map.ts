@@ -7,9 +7,11 @@
  * dots of 3 px at 200). Keypoints come from DWPose when its models are
  * present, otherwise from MediaPipe's landmarks mapped to OpenPose's body
  * order (body only). A flat-lay garment gets an empty map (the reference's
- * dummy keypoints draw nothing).
+ * dummy keypoints draw nothing). Shapes follow OpenCV's drawing rules
+ * (raster.ts), so the maps are byte-identical to the reference's.
  */
 import { POSE, type Landmark } from '../../vision/types.ts';
+import { ellipsePoly, fillCircle, fillConvexPoly, thickLine, type Canvas } from './raster.ts';
 
 /** A keypoint in 0..1 image coordinates, or null when not visible. */
 export type Keypoint = { x: number; y: number } | null;
@@ -41,6 +43,12 @@ export const FACE_POINT_GRAY = 200;
 
 /** np.linspace(20, 240, 18).astype(uint8) */
 export const LIMB_GRAY: readonly number[] = Array.from({ length: 18 }, (_, i) => Math.floor(20 + (220 * i) / 17));
+
+/** DWPose's sizes in pixels: limbs are ellipses 2×4 px across, joints and hand points circles of radius 4, face points 3. */
+const STICK_WIDTH = 4;
+const JOINT_RADIUS = 4;
+const FACE_RADIUS = 3;
+const HAND_LINE_THICKNESS = 2;
 
 /** DWPose's visibility threshold for a keypoint. */
 export const VISIBLE = 0.3;
@@ -81,43 +89,9 @@ export function openPoseKeypoints(landmarks: readonly Landmark[], width: number,
   ];
 }
 
-function fillEllipse(
-  canvas: Uint8Array,
-  width: number,
-  height: number,
-  cx: number,
-  cy: number,
-  a: number,
-  b: number,
-  degrees: number,
-  value: number,
-): void {
-  const angle = (degrees * Math.PI) / 180;
-  const [cos, sin] = [Math.cos(angle), Math.sin(angle)];
-  const reach = Math.ceil(Math.max(a, b)) + 1;
-  // cv2.ellipse2Poly rounds the outline to pixels; half a pixel of slack includes the outline as fillConvexPoly does.
-  const [ra, rb] = [Math.max(a, 0) + 0.5, b + 0.5];
-  for (let y = Math.max(0, cy - reach); y <= Math.min(height - 1, cy + reach); y++) {
-    for (let x = Math.max(0, cx - reach); x <= Math.min(width - 1, cx + reach); x++) {
-      const [dx, dy] = [x - cx, y - cy];
-      const u = dx * cos + dy * sin;
-      const v = -dx * sin + dy * cos;
-      if ((u / ra) ** 2 + (v / rb) ** 2 <= 1) canvas[y * width + x] = value;
-    }
-  }
-}
-
-function fillCircle(canvas: Uint8Array, width: number, height: number, cx: number, cy: number, r: number, value: number): void {
-  for (let y = Math.max(0, cy - r); y <= Math.min(height - 1, cy + r); y++) {
-    for (let x = Math.max(0, cx - r); x <= Math.min(width - 1, cx + r); x++) {
-      if ((x - cx) ** 2 + (y - cy) ** 2 <= r * r + r) canvas[y * width + x] = value;
-    }
-  }
-}
-
 /** Draws the body keypoints as DWPose's draw_bodypose_gray does, on a black width×height canvas. */
 export function drawPoseGray(keypoints: readonly Keypoint[], width: number, height: number): Uint8Array {
-  const limbs = new Uint8Array(width * height);
+  const limbs: Canvas = { data: new Uint8Array(width * height), width, height };
   const pixel = (k: NonNullable<Keypoint>): [number, number] => [Math.trunc(k.x * width), Math.trunc(k.y * height)];
   LIMBS.forEach(([from, to], i) => {
     const a = keypoints[from - 1];
@@ -125,50 +99,23 @@ export function drawPoseGray(keypoints: readonly Keypoint[], width: number, heig
     if (!a || !b) return;
     const [xA, yA] = pixel(a);
     const [xB, yB] = pixel(b);
-    const length = Math.trunc(Math.hypot(xA - xB, yA - yB));
-    const degrees = Math.trunc((Math.atan2(yA - yB, xA - xB) * 180) / Math.PI);
-    fillEllipse(
-      limbs,
-      width,
-      height,
-      Math.floor((xA + xB) / 2),
-      Math.floor((yA + yB) / 2),
-      Math.floor(length / 2),
-      4,
-      degrees,
-      LIMB_GRAY[i]!,
-    );
+    // Math.sqrt, not Math.hypot: exact on perfect squares, where int() of a value one ulp low would lose a pixel.
+    const length = Math.trunc(Math.sqrt((xA - xB) ** 2 + (yA - yB) ** 2));
+    // Python's math.degrees multiplies by a rounded 180/π; dividing by π instead can land on the other side of a whole degree.
+    const degrees = Math.trunc(Math.atan2(yA - yB, xA - xB) * (180 / Math.PI));
+    const outline = ellipsePoly(Math.floor((xA + xB) / 2), Math.floor((yA + yB) / 2), Math.floor(length / 2), STICK_WIDTH, degrees);
+    fillConvexPoly(limbs, outline.xs, outline.ys, 0, LIMB_GRAY[i]!);
   });
-  const canvas = new Uint8Array(width * height);
-  for (let i = 0; i < canvas.length; i++) canvas[i] = Math.floor(limbs[i]! * 0.6);
+  const canvas: Canvas = { data: new Uint8Array(width * height), width, height };
+  for (let i = 0; i < canvas.data.length; i++) canvas.data[i] = Math.floor(limbs.data[i]! * 0.6);
   for (let k = 1; k <= 18; k++) {
     const first = LIMBS.findIndex(([from, to]) => from === k || to === k);
     const point = keypoints[k - 1];
     if (first < 0 || !point) continue;
     const [x, y] = pixel(point);
-    fillCircle(canvas, width, height, x, y, 4, Math.min(255, Math.floor(LIMB_GRAY[first]! * 1.3)));
+    fillCircle(canvas, x, y, JOINT_RADIUS, Math.min(255, Math.floor(LIMB_GRAY[first]! * 1.3)));
   }
-  return canvas;
-}
-
-/** Marks every pixel within `radius` of the segment: cv2.line of thickness 2·radius with its round caps. */
-function fillCapsule(
-  canvas: Uint8Array,
-  width: number,
-  height: number,
-  a: [number, number],
-  b: [number, number],
-  radius: number,
-  value: number,
-): void {
-  const [dx, dy] = [b[0] - a[0], b[1] - a[1]];
-  const length2 = dx * dx + dy * dy;
-  for (let y = Math.max(0, Math.min(a[1], b[1]) - radius); y <= Math.min(height - 1, Math.max(a[1], b[1]) + radius); y++) {
-    for (let x = Math.max(0, Math.min(a[0], b[0]) - radius); x <= Math.min(width - 1, Math.max(a[0], b[0]) + radius); x++) {
-      const t = length2 === 0 ? 0 : Math.max(0, Math.min(1, ((x - a[0]) * dx + (y - a[1]) * dy) / length2));
-      if ((x - a[0] - t * dx) ** 2 + (y - a[1] - t * dy) ** 2 <= radius * radius) canvas[y * width + x] = value;
-    }
-  }
+  return canvas.data;
 }
 
 /** DWPose skips a hand or face point whose pixel column or row is 0 (its `> eps` test on int pixels). */
@@ -180,23 +127,23 @@ function drawable(k: Keypoint, width: number, height: number): [number, number] 
 
 /** Draws the whole pose as DWPose's draw_pose(grayscale=True) does: body, then hands, then faces, on a black canvas. */
 export function drawWholeBodyGray(pose: WholeBodyPose, width: number, height: number): Uint8Array {
-  const canvas = drawPoseGray(pose.body, width, height);
+  const canvas: Canvas = { data: drawPoseGray(pose.body, width, height), width, height };
   for (const hand of pose.hands) {
     HAND_EDGES.forEach(([from, to], i) => {
       const a = drawable(hand[from] ?? null, width, height);
       const b = drawable(hand[to] ?? null, width, height);
-      if (a && b) fillCapsule(canvas, width, height, a, b, 1, HAND_GRAY[i]!);
+      if (a && b) thickLine(canvas, a[0], a[1], b[0], b[1], HAND_LINE_THICKNESS, HAND_GRAY[i]!);
     });
     for (const point of hand) {
       const p = drawable(point, width, height);
-      if (p) fillCircle(canvas, width, height, p[0], p[1], 4, HAND_POINT_GRAY);
+      if (p) fillCircle(canvas, p[0], p[1], JOINT_RADIUS, HAND_POINT_GRAY);
     }
   }
   for (const face of pose.faces) {
     for (const point of face) {
       const p = drawable(point, width, height);
-      if (p) fillCircle(canvas, width, height, p[0], p[1], 3, FACE_POINT_GRAY);
+      if (p) fillCircle(canvas, p[0], p[1], FACE_RADIUS, FACE_POINT_GRAY);
     }
   }
-  return canvas;
+  return canvas.data;
 }
