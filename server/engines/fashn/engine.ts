@@ -34,12 +34,13 @@ import { FASHN_VTON_15, type FashnConfig } from './architecture.ts';
 import type { AttentionKind } from './blocks.ts';
 import { blendImages, blendMask } from './blend.ts';
 import { sessionDenoiser, type Conditions, type ModelCategory } from './denoiser.ts';
+import { lazily, withFloat32Fallback, type Lazy } from './fp16-fallback.ts';
 import { detectFlatLayCategory, greyOutsideGarment, modelCategory } from './garment.ts';
 import { WeightsError, openCheckedWeights, prepareModel } from './model-cache.ts';
 import { DWPOSE_DIR, DwPose, DwPoseError, findDwPose } from './dwpose.ts';
 import { drawPoseGray, drawWholeBodyGray, openPoseKeypoints } from './pose-map.ts';
 import { preResize, resizeNearest, resizePadPlan, toPaddedTensor, unpadToRgb, type PadPlan } from './preprocess.ts';
-import { gaussianNoise, sampleEuler } from './sampler.ts';
+import { gaussianNoise, sampleEuler, type Denoiser } from './sampler.ts';
 
 /** Where the operator puts the weights: models/fashn-vton-1.5/model.safetensors. */
 export const FASHN_DIR = join(MODELS_DIR, 'fashn-vton-1.5');
@@ -68,11 +69,17 @@ export interface FashnEngineOptions {
 }
 
 const GPU_PROVIDERS: ExecutionProvider[] = ['cuda', 'dml', 'coreml'];
+const ABOUT =
+  'A photorealistic picture drawn by a diffusion model: the garment as it would drape on the customer, with their pose and light.';
+/** What GET /api/v1/engines adds for a float16 build: overflow is caught, not silent. */
+const ABOUT_FLOAT16 = 'Computed in float16; a step that overflows it is computed again in float32.';
 /** The reference pre-resizes photos to fit this square before pose detection. */
 const PRE_RESIZE = 864;
 
 interface Loaded {
   session: OrtSession;
+  /** The float32 model that redoes a float16 step which overflowed; null when computing in float32. */
+  float32: Lazy<OrtSession> | null;
   analyzer: PersonAnalyzer;
   /** Null when the DWPose files are absent: poses come from MediaPipe's landmarks. */
   dwpose: DwPose | null;
@@ -105,7 +112,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
     resolution: { width: config.width, height: config.height },
     honors: ['category', 'seed'],
     typicalSeconds: 0,
-    about: 'A photorealistic picture drawn by a diffusion model: the garment as it would drape on the customer, with their pose and light.',
+    about: compute === 'float16' ? `${ABOUT} ${ABOUT_FLOAT16}` : ABOUT,
   };
   let dwposeFiles: ReturnType<typeof findDwPose> = null;
   try {
@@ -122,20 +129,34 @@ export async function createEngine(raw: unknown): Promise<Engine> {
 
   let loaded: Loaded | null = null;
 
+  async function openModel(modelCompute: ComputeType): Promise<OrtSession> {
+    const prepared = await prepareModel({ weightsPath, config, compute: modelCompute, attention: options.attention ?? 'fused', log });
+    return OrtSession.create(prepared.onnxPath, {
+      name: modelCompute === compute ? id : `${id} (${modelCompute})`,
+      providers,
+      log,
+      ...(options.threads ? { threads: options.threads } : {}),
+    });
+  }
+
+  /** The model bound to one item's conditions; in float16, with every step checked for overflow. */
+  function denoiserFor(current: Loaded, conditions: Conditions): Denoiser {
+    const plain = sessionDenoiser(current.session, config, conditions);
+    const float32 = current.float32;
+    if (!float32) return plain;
+    return withFloat32Fallback(plain, async () => sessionDenoiser(await float32.get(), config, conditions), log);
+  }
+
   async function load(): Promise<void> {
     // Checked first: wrong DWPose files should not wait for the model to build to be reported.
     const dwpose = dwposeFiles
       ? await DwPose.open(dwposeFiles, { providers, log, ...(options.threads ? { threads: options.threads } : {}) })
       : null;
-    const prepared = await prepareModel({ weightsPath, config, compute, attention: options.attention ?? 'fused', log });
-    const session = await OrtSession.create(prepared.onnxPath, {
-      name: id,
-      providers,
-      log,
-      ...(options.threads ? { threads: options.threads } : {}),
-    });
+    const session = await openModel(compute);
+    // Built and opened only when a step first overflows: most runs never need it.
+    const float32 = compute === 'float16' ? lazily(() => openModel('float32')) : null;
     const analyzer = await PersonAnalyzer.create({ ...(options.visionModelsDir ? { modelsDir: options.visionModelsDir } : {}) });
-    loaded = { session, analyzer, dwpose };
+    loaded = { session, float32, analyzer, dwpose };
     log(dwpose ? `pose maps from DWPose (${dwposeDir})` : `pose maps from MediaPipe (no DWPose files in ${dwposeDir})`);
     description.device = session.provider;
     // One guided and one conditional-only step on blank inputs: the measured time per try-on.
@@ -162,7 +183,8 @@ export async function createEngine(raw: unknown): Promise<Engine> {
 
   async function run(request: EngineRequest, runOptions: EngineRunOptions): Promise<EngineResult> {
     if (!loaded) throw new EngineError('engine_unavailable', `${id} is not loaded`);
-    const { session, analyzer, dwpose } = loaded;
+    const current = loaded;
+    const { analyzer, dwpose } = current;
     const poseMap: PoseMapper = dwpose
       ? async (image) => drawWholeBodyGray(await dwpose.estimate(image), image.width, image.height)
       : async (image, analysis) =>
@@ -202,7 +224,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
       });
       const progressAt = (done: number, total: number): number => 0.05 + 0.9 * (base + (span * done) / total);
       const sampled = await stages.run(`sample item ${pass + 1}`, 'generating', progressAt(0, 1), () =>
-        sampleEuler(gaussianNoise(3 * config.width * config.height, seed + pass), sessionDenoiser(session, config, conditions), {
+        sampleEuler(gaussianNoise(3 * config.width * config.height, seed + pass), denoiserFor(current, conditions), {
           steps,
           guidance: options.guidance ?? 1.5,
           mu: options.shift ?? 1.5,
@@ -238,7 +260,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
     async dispose() {
       const current = loaded;
       loaded = null;
-      await Promise.all([current?.session.release(), current?.analyzer.dispose(), current?.dwpose?.release()]);
+      await Promise.all([current?.session.release(), current?.float32?.release(), current?.analyzer.dispose(), current?.dwpose?.release()]);
     },
   };
 }
