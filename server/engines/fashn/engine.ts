@@ -17,6 +17,7 @@ import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
 import { analyseCustomer, findWearer } from '../person.ts';
 import { MODELS_DIR } from '../../vision/models.ts';
+import { wornGarmentMask } from '../warp/cutout/index.ts';
 import { OrtSession, supportedProviders, type ExecutionProvider } from '../../onnx/ort.ts';
 import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
 import type { PersonAnalysis, RawImage } from '../../vision/types.ts';
@@ -35,11 +36,12 @@ import type { AttentionKind } from './blocks.ts';
 import { blendImages, blendMask } from './blend.ts';
 import { sessionDenoiser, type Conditions, type ModelCategory } from './denoiser.ts';
 import { lazily, withFloat32Fallback, type Lazy } from './fp16-fallback.ts';
-import { detectFlatLayCategory, greyOutsideGarment, modelCategory } from './garment.ts';
+import { detectFlatLayCategory, greyOutsideGarment, modelCategory, solidGarment, wornCategory } from './garment.ts';
 import { WeightsError, openCheckedWeights, prepareModel } from './model-cache.ts';
 import { DWPOSE_DIR, DwPose, DwPoseError, findDwPose } from './dwpose.ts';
 import { drawPoseGray, drawWholeBodyGray, openPoseKeypoints } from './pose-map.ts';
-import { preResize, resizeNearest, resizePadPlan, toPaddedTensor, unpadToRgb, type PadPlan } from './preprocess.ts';
+import { resizeNearest, resizePadPlan, toPaddedTensor, unpadToRgb } from './preprocess.ts';
+import { fitted, resized } from './resample.ts';
 import { gaussianNoise, sampleEuler, type Denoiser } from './sampler.ts';
 
 /** Where the operator puts the weights: models/fashn-vton-1.5/model.safetensors. */
@@ -75,6 +77,10 @@ const ABOUT =
 const ABOUT_FLOAT16 = 'Computed in float16; a step that overflows it is computed again in float32.';
 /** The reference pre-resizes photos to fit this square before pose detection. */
 const PRE_RESIZE = 864;
+/** A worn garment smaller than this share of its photo is not one the model can be shown (the warp cut-out's rule). */
+const MIN_WORN_GARMENT = 0.02;
+/** Kept garment pixels thinner than 2·3 + 1 px at the pre-resized 864 px height are outlines of bare skin. */
+const THIN_GARMENT_EDGE = 3;
 
 interface Loaded {
   session: OrtSession;
@@ -206,13 +212,13 @@ export async function createEngine(raw: unknown): Promise<Engine> {
         const garment = await prepareGarment(analyzer, poseMap, await readRawImage(item.path), requested);
         const garmentPlan = resizePadPlan(garment.image.width, garment.image.height, config.width, config.height);
         const conditions: Conditions = {
-          agnostic: toPaddedTensor(await resized(personSmall, personPlan), 3, personPlan),
+          agnostic: toPaddedTensor(resized(personSmall, personPlan), 3, personPlan),
           personPose: toPaddedTensor(
             resizeNearest(personPose, personSmall.width, personSmall.height, personPlan.width, personPlan.height),
             1,
             personPlan,
           ),
-          garment: toPaddedTensor(await resized(garment.image, garmentPlan), 3, garmentPlan),
+          garment: toPaddedTensor(resized(garment.image, garmentPlan), 3, garmentPlan),
           garmentPose: toPaddedTensor(
             resizeNearest(garment.pose, garment.image.width, garment.image.height, garmentPlan.width, garmentPlan.height),
             1,
@@ -265,32 +271,6 @@ export async function createEngine(raw: unknown): Promise<Engine> {
   };
 }
 
-/** RGB pixels resized to fit inside max×max, never upsampled (the reference's pre-resize). */
-async function fitted(image: RawImage, max: number): Promise<RawImage> {
-  const size = preResize(image.width, image.height, max);
-  if (size.width === image.width && size.height === image.height) return image;
-  const data = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } })
-    .resize(size.width, size.height, { fit: 'fill', kernel: 'lanczos3' })
-    .raw()
-    .toBuffer();
-  return {
-    data: new Uint8Array(data.buffer, data.byteOffset, data.length),
-    width: size.width,
-    height: size.height,
-    channels: image.channels,
-  };
-}
-
-/** RGB bytes resized to the plan's image size (area-like downscaling, Lanczos up). */
-async function resized(image: RawImage, plan: PadPlan): Promise<Uint8Array> {
-  if (plan.width === image.width && plan.height === image.height) return image.data;
-  const data = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } })
-    .resize(plan.width, plan.height, { fit: 'fill', kernel: plan.width < image.width ? 'mitchell' : 'lanczos3' })
-    .raw()
-    .toBuffer();
-  return new Uint8Array(data.buffer, data.byteOffset, data.length);
-}
-
 /** A garment photo ready for the model: worn (pose drawn, the rest greyed) or flat-lay (empty pose), and its category. */
 async function prepareGarment(
   analyzer: PersonAnalyzer,
@@ -305,8 +285,12 @@ async function prepareGarment(
     return { image, pose: new Uint8Array(image.width * image.height), category };
   }
   const category = requested === 'auto' ? 'tops' : modelCategory(requested);
+  const garment = wornGarmentMask(image, wearer, wornCategory(category));
+  if (garment.pixels < MIN_WORN_GARMENT * image.width * image.height) {
+    throw new EngineError('garment_not_detected', `the model in the garment photo wears no ${category} that can be cut out`);
+  }
   return {
-    image: { ...image, data: greyOutsideGarment(image.data, wearer.layout, wearer.matte, category) },
+    image: { ...image, data: greyOutsideGarment(image.data, solidGarment(garment.mask, THIN_GARMENT_EDGE)) },
     pose: await poseMap(image, wearer),
     category,
   };

@@ -3,10 +3,12 @@
  * garment covers: the model's category for a request's category (or one
  * detected from the photo), the body regions each category dresses, and a
  * worn garment with everything but the garment greyed out (127), as the
- * reference does with its human parser.
+ * reference does with its human parser's clothing labels.
  */
-import { REGION, type BodyLayout, type Mask } from '../../vision/types.ts';
+import { components, squareFilter } from '../../kernel/raster.ts';
+import { REGION, type Mask } from '../../vision/types.ts';
 import type { GarmentCategory } from '../types.ts';
+import type { WarpCategory } from '../warp/types.ts';
 import type { ModelCategory } from './denoiser.ts';
 
 /** The body regions a category covers (where its pixels may change). */
@@ -80,12 +82,39 @@ export function detectFlatLayCategory(rgb: Uint8Array, width: number, height: nu
   return gapRows > rowsChecked / 2 ? 'bottoms' : 'one-pieces';
 }
 
-/** A worn garment photo with every pixel outside the garment's regions (or outside the person) set to 127. */
-export function greyOutsideGarment(rgb: Uint8Array, layout: BodyLayout, matte: Mask, category: ModelCategory): Uint8Array {
-  const keep = new Set(CATEGORY_REGIONS[category]);
+/** The warp cut-out's category whose worn-garment mask stands for the reference parser's labels of a model category. */
+export function wornCategory(category: ModelCategory): WarpCategory {
+  return category === 'bottoms' ? 'bottom' : category === 'one-pieces' ? 'dress' : 'top';
+}
+
+/** A piece of the garment smaller than this share of its largest piece is a stray, not the garment. */
+const STRAY_PIECE = 0.1;
+
+/**
+ * The garment's solid pixels (mask at least 128) less anything thinner than 2·radius + 1 (the outline of a bare arm
+ * or neck, whose edge pixels, blended with the background, no longer look like skin: a morphological opening) and
+ * less stray pieces (trousers showing between a hand and the hip, in a colour close to the top's).
+ */
+export function solidGarment(garment: Mask, radius: number): Mask {
+  const { width, height } = garment;
+  const solid = new Uint8Array(garment.data.length);
+  for (let i = 0; i < solid.length; i++) solid[i] = garment.data[i]! >= 128 ? 1 : 0;
+  const opened = squareFilter(squareFilter(solid, width, height, radius, false), width, height, radius, true);
+  const { label, sizes } = components(opened, width, 1);
+  const largest = Math.max(0, ...sizes);
+  const out = new Uint8Array(opened.length);
+  for (let i = 0; i < out.length; i++) if (opened[i] && sizes[label[i]!]! >= STRAY_PIECE * largest) out[i] = 255;
+  return { data: out, width, height };
+}
+
+/**
+ * A worn garment photo with every pixel that is not the garment set to 127: skin, hair, background and the model's
+ * other clothes alike (the reference keeps only its parser's clothing labels of the category).
+ */
+export function greyOutsideGarment(rgb: Uint8Array, garment: Mask): Uint8Array {
   const out = Uint8Array.from(rgb);
-  for (let i = 0; i < layout.labels.length; i++) {
-    if (keep.has(layout.labels[i]!) && matte.data[i]! >= 128) continue;
+  for (let i = 0; i < garment.data.length; i++) {
+    if (garment.data[i]! >= 128) continue;
     out[3 * i] = out[3 * i + 1] = out[3 * i + 2] = 127;
   }
   return out;

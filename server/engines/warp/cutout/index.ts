@@ -113,6 +113,26 @@ function fragmented(matte: GarmentMatte, image: RawImage): boolean {
 
 /** The garment a model wears: their clothing in the category's body regions, and landmarks from their pose. */
 function wornGarment(image: RawImage, model: PersonAnalysis, category: WarpCategory, source: 'request' | 'silhouette'): GarmentCutout {
+  const worn = wornGarmentMask(image, model, category);
+  if (worn.pixels < MIN_COVERAGE * image.width * image.height) {
+    throw new EngineError('garment_not_detected', `the model in the garment photo wears no ${category} that can be cut out`);
+  }
+  return crop(image, worn.mask, worn.box, wornLandmarks(model, worn.mask, category), category, source, 'worn');
+}
+
+/** A model's garment of one category: its matte, its bounding box [x0, y0, x1, y1) and its count of solid pixels. */
+export interface WornGarmentMask {
+  mask: Mask;
+  box: [number, number, number, number];
+  pixels: number;
+}
+
+/**
+ * Which pixels of a photo are the garment of `category` that the model wears: the person matte within the
+ * category's body regions, less bare skin and, near the waist, less the model's other garment (told apart by
+ * colour). The FASHN engine keeps these pixels of a worn garment photo, as the reference keeps its parser's.
+ */
+export function wornGarmentMask(image: RawImage, model: PersonAnalysis, category: WarpCategory): WornGarmentMask {
   const regions = new Set<number>(
     category === 'bottom'
       ? [REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]
@@ -168,11 +188,7 @@ function wornGarment(image: RawImage, model: PersonAnalysis, category: WarpCateg
     if (x >= x1) x1 = x + 1;
     if (y >= y1) y1 = y + 1;
   }
-  if (count < MIN_COVERAGE * width * height) {
-    throw new EngineError('garment_not_detected', `the model in the garment photo wears no ${category} that can be cut out`);
-  }
-  const mask: Mask = { data: alpha, width, height };
-  return crop(image, mask, [x0, y0, x1, y1], wornLandmarks(model, mask, category), category, source, 'worn');
+  return { mask: { data: alpha, width, height }, box: [x0, y0, x1, y1], pixels: count };
 }
 
 /** Landmarks of a worn garment from the model's pose and the garment's extent along the limbs. */
