@@ -1,12 +1,12 @@
 /**
  * Stand-ins for DWPose's two ONNX files: graphs with the published models'
- * input and output names and shapes whose outputs are constants the test
+ * input and output shapes (under other names) whose outputs are constants the test
  * chooses (a detector row per box, a SimCC peak per keypoint), so the real
  * sessions, checks and decoding run against answers computed by hand.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DETECTOR_FILE, DWPOSE_IO, POSE_FILE } from '../../server/engines/fashn/dwpose.ts';
+import { DETECTOR_FILE, DWPOSE_SHAPES, POSE_FILE } from '../../server/engines/fashn/dwpose.ts';
 import { DETECTOR_COLUMNS, DETECTOR_ROWS, WHOLEBODY_KEYPOINTS } from '../../server/engines/fashn/dwpose-decode.ts';
 import { OnnxGraph, encodeInline } from '../../server/onnx/graph.ts';
 
@@ -49,18 +49,31 @@ export async function constantModel(inputs: TensorDecl[], outputs: (TensorDecl &
   return encodeInline(g, { read: () => Promise.reject(new Error('no weights')) }, 'dwpose-stand-in');
 }
 
+/**
+ * Tensor names unlike the published exports' (`images` → `output`; `input`
+ * → `simcc_x`, `simcc_y`), and SimCC's two outputs declared y first under
+ * each other's names: the engine must find every tensor by its shape.
+ */
+export const STAND_IN_NAMES = {
+  detectorInput: 'pixels',
+  detectorOutput: 'detections',
+  poseInput: 'crop',
+  /** The output holding SimCC's x bins [1,133,576]. */
+  simccX: 'simcc_y',
+  /** The output holding SimCC's y bins [1,133,768]. */
+  simccY: 'simcc_x',
+} as const;
+
 /** Writes yolox_l.onnx and dw-ll_ucoco_384.onnx stand-ins into `dir`; `detectorOutputs` replaces the detector's output declaration. */
 export async function writeTinyDwPose(
   dir: string,
   values: { detector: Float32Array; simccX: Float32Array; simccY: Float32Array },
   detectorOutputs?: TensorDecl[],
 ): Promise<void> {
-  const det = DWPOSE_IO.detector;
-  const pose = DWPOSE_IO.pose;
-  const decl = (t: { name: string; dims: readonly number[] }): TensorDecl => ({ name: t.name, dims: [...t.dims] });
+  const { detector, pose } = DWPOSE_SHAPES;
   const detectorModel = await constantModel(
-    det.inputs.map(decl),
-    (detectorOutputs ?? det.outputs.map(decl)).map((o) => ({
+    [{ name: STAND_IN_NAMES.detectorInput, dims: [...detector.input] }],
+    (detectorOutputs ?? [{ name: STAND_IN_NAMES.detectorOutput, dims: [...detector.output] }]).map((o) => ({
       ...o,
       values: values.detector.slice(
         0,
@@ -68,10 +81,13 @@ export async function writeTinyDwPose(
       ),
     })),
   );
-  const poseModel = await constantModel(pose.inputs.map(decl), [
-    { ...decl(pose.outputs[0]!), values: values.simccX },
-    { ...decl(pose.outputs[1]!), values: values.simccY },
-  ]);
+  const poseModel = await constantModel(
+    [{ name: STAND_IN_NAMES.poseInput, dims: [...pose.input] }],
+    [
+      { name: STAND_IN_NAMES.simccY, dims: [...pose.simccY], values: values.simccY },
+      { name: STAND_IN_NAMES.simccX, dims: [...pose.simccX], values: values.simccX },
+    ],
+  );
   writeFileSync(join(dir, DETECTOR_FILE), detectorModel);
   writeFileSync(join(dir, POSE_FILE), poseModel);
 }

@@ -1,6 +1,6 @@
 /**
  * The FASHN engine chooses its pose source: DWPose when both of its ONNX
- * files are in the DWPose folder (checked at load, before the model is
+ * files are in the DWPose folder (checked by shape at load, before the model is
  * built), MediaPipe's landmarks otherwise; one file without the other keeps
  * the engine not ready with the reason. With the fixture photos, the same
  * seed gives another image with DWPose's poses than with MediaPipe's: the
@@ -71,13 +71,14 @@ test('the pose source: DWPose when its files are present, MediaPipe when absent,
 
   const wrong = scratch();
   const { x, y } = simccOutputs([]);
-  await writeTinyDwPose(wrong, { detector: new Float32Array(8400 * 85), simccX: x, simccY: y }, [{ name: 'boxes', dims: [1, 8400, 85] }]);
+  // Named as no export names it, which is fine; 84 columns (no objectness) is not.
+  await writeTinyDwPose(wrong, { detector: new Float32Array(8400 * 85), simccX: x, simccY: y }, [{ name: 'boxes', dims: [1, 8400, 84] }]);
   const wrongEngine = await createEngine({ ...base, dir: scratch(), dwposeDir: wrong });
   assert.equal(wrongEngine.describe().ready, false, 'no weights in this folder');
   const refused = await createEngine({ ...base, dwposeDir: wrong });
   await assert.rejects(
     refused.load(),
-    /yolox_l\.onnx has inputs images \[1,3,640,640\] and outputs boxes \[1,8400,85\]; expected .* output \[1,8400,85\]/,
+    /yolox_l\.onnx has inputs pixels \[1,3,640,640\] and outputs boxes \[1,8400,84\]; expected one input \[1,3,640,640\] and one output \[1,8400,85\]/,
   );
 });
 

@@ -3,10 +3,11 @@
  * hand (letterbox, YOLOX grid decoding, NMS, the 1.25 crop at 3:4 and its
  * sampling, SimCC decoding back to image pixels, OpenPose order with a neck,
  * the one person kept), the grey drawing of hands and faces, and the whole
- * path through ONNX Runtime with stand-in models of the published I/O.
+ * path through ONNX Runtime with stand-in models of the published shapes
+ * under other names (the tensors are found by shape).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -33,7 +34,7 @@ import {
   drawWholeBodyGray,
   type Keypoint,
 } from '../../server/engines/fashn/pose-map.ts';
-import { detectorOutput, detectorRow, simccOutputs, writeTinyDwPose } from '../helpers/dwpose-tiny.ts';
+import { constantModel, detectorOutput, detectorRow, simccOutputs, writeTinyDwPose } from '../helpers/dwpose-tiny.ts';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -291,17 +292,39 @@ test('through ONNX Runtime: the person box, its crop and the SimCC peaks come ba
   }
 });
 
-test('DWPose files that do not fit are refused by name, with what was found and what is expected', async () => {
+test('DWPose files are checked by shape, not name: what does not fit is refused with what was found and what is expected', async () => {
   const dir = scratch();
   const { x, y } = simccOutputs([]);
   await writeTinyDwPose(dir, { detector: new Float32Array(8400 * 85), simccX: x, simccY: y }, [{ name: 'output', dims: [1, 8400, 6] }]);
   await assert.rejects(
     DwPose.open(findDwPose(dir)!, { providers: ['cpu'] }),
-    /yolox_l\.onnx has inputs images \[1,3,640,640\] and outputs output \[1,8400,6\]; expected inputs images \[1,3,640,640\] and outputs output \[1,8400,85\]/,
+    /yolox_l\.onnx has inputs pixels \[1,3,640,640\] and outputs output \[1,8400,6\]; expected one input \[1,3,640,640\] and one output \[1,8400,85\] \(names are not checked\)/,
   );
+  const rank = scratch();
+  await writeTinyDwPose(rank, { detector: new Float32Array(8400 * 85), simccX: x, simccY: y }, [{ name: 'output', dims: [8400, 85] }]);
+  await assert.rejects(DwPose.open(findDwPose(rank)!, { providers: ['cpu'] }), /outputs output \[8400,85\]; expected/, 'rank 2, not 3');
   assert.equal(findDwPose(scratch()), null, 'no files: MediaPipe poses');
   const half = scratch();
   await writeTinyDwPose(half, { detector: DETECTIONS, simccX: x, simccY: y });
   rmSync(join(half, 'dw-ll_ucoco_384.onnx'));
   assert.throws(() => findDwPose(half), /dw-ll_ucoco_384\.onnx is missing/);
+});
+
+test('a pose model whose SimCC outputs cannot be told apart by their bins is refused', async () => {
+  const dir = scratch();
+  const { x, y } = simccOutputs([]);
+  await writeTinyDwPose(dir, { detector: DETECTIONS, simccX: x, simccY: y });
+  // Both outputs with 576 bins: neither is 2 × the input height of 384.
+  const same = await constantModel(
+    [{ name: 'crop', dims: [1, 3, 384, 288] }],
+    [
+      { name: 'a', dims: [1, 133, 576], values: new Float32Array(133 * 576) },
+      { name: 'b', dims: [1, 133, 576], values: new Float32Array(133 * 576) },
+    ],
+  );
+  writeFileSync(join(dir, 'dw-ll_ucoco_384.onnx'), same);
+  await assert.rejects(
+    DwPose.open(findDwPose(dir)!, { providers: ['cpu'] }),
+    /dw-ll_ucoco_384\.onnx has inputs crop \[1,3,384,288\] and outputs a \[1,133,576\], b \[1,133,576\]; expected one input \[1,3,384,288\] and two outputs \[1,133,576\] \(x\) and \[1,133,768\] \(y\), in either order/,
+  );
 });
