@@ -2,11 +2,10 @@
  * Resize-and-pad against the reference's own (shared/reference/fashn-goldens/
  * resize.json): six fixture photos, each decoded (checked against PIL's
  * pixels), pre-resized to fit 864×864 and resized and padded to 576×864 by
- * the engine's own functions, then compared with the reference's 128×128
- * crops of both outputs. Geometry must be exact; OpenCV's resize (area to
- * shrink, Lanczos-4 to enlarge) byte-identical where the photo needed no
- * pre-resize; everything else within a level on average and 32 at most
- * (sharp's lanczos3 pre-resize is not PIL's).
+ * the engine's own functions. Geometry must be exact, the pre-resize
+ * byte-identical to PIL's Lanczos, the resize to cv2.resize (INTER_AREA
+ * down, INTER_LANCZOS4 up), and the padded output's 128×128 crops to the
+ * reference's (which also places the image in its padding).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -23,10 +22,6 @@ const GOLDENS = fileURLToPath(new URL('../../../shared/reference/fashn-goldens/'
 const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
 const noGoldens = existsSync(join(GOLDENS, 'resize.json')) ? false : `no FASHN goldens at ${GOLDENS}`;
 
-/** Suggested by the goldens' README (section 7): the downscale cases measured ≤ 0.71 and ≤ 19 there. */
-const MEAN_MAX = 1;
-const PEAK_MAX = 32;
-
 interface Crop {
   kind: 'centre' | 'corner';
   x: number;
@@ -41,7 +36,7 @@ interface ResizeCase {
   photo: string;
   decoded_sha256: string;
   source_wh: [number, number];
-  pre_resize: { wh: [number, number]; crops: Crop[] };
+  pre_resize: { wh: [number, number]; sha256_pixels: string; crops: Crop[] };
   resize_pad: {
     resized_wh: [number, number];
     padding_ltrb: [number, number, number, number];
@@ -97,7 +92,7 @@ for (const [index, c] of (goldens?.cases ?? [{ photo: '(goldens absent)' } as Re
   const path = join(FIXTURES, c.photo);
   const skip = noGoldens || (existsSync(path) ? false : `fixture photo ${c.photo} is not in ${FIXTURES}`);
   test(
-    `resize case ${index} (${c.photo}): geometry exact, crops within ${MEAN_MAX} level on average and ${PEAK_MAX} at most`,
+    `resize case ${index} (${c.photo}): geometry exact, pre-resize as PIL, resize as OpenCV, padded crops identical`,
     { skip },
     async (t) => {
       const [modelWidth, modelHeight] = goldens!.model_wh;
@@ -107,16 +102,14 @@ for (const [index, c] of (goldens?.cases ?? [{ photo: '(goldens absent)' } as Re
 
       const size = preResize(photo.width, photo.height, goldens!.pre_resize_max);
       assert.deepEqual([size.width, size.height], c.pre_resize.wh, 'pre-resized size');
-      const small = await fitted(photo, goldens!.pre_resize_max);
+      const small = fitted(photo, goldens!.pre_resize_max);
+      assert.equal(sha256(small.data), c.pre_resize.sha256_pixels, 'pre-resized byte for byte as PIL');
       const plan = resizePadPlan(small.width, small.height, modelWidth, modelHeight);
       assert.deepEqual([plan.width, plan.height], c.resize_pad.resized_wh, 'resized size');
       assert.deepEqual([plan.left, plan.top, plan.right, plan.bottom], c.resize_pad.padding_ltrb, 'padding');
 
       const content = resized(small, plan);
-      // Where no pre-resize came first, our input is the reference's, so OpenCV's resize must be matched byte for byte.
-      if (small === photo) {
-        assert.equal(sha256(content), c.resize_pad.content_sha256, `byte for byte as cv2.resize(${c.resize_pad.interpolation})`);
-      }
+      assert.equal(sha256(content), c.resize_pad.content_sha256, `resized byte for byte as cv2.resize(${c.resize_pad.interpolation})`);
       const outputs = [
         { stage: 'pre-resize', image: { data: small.data, width: small.width }, crops: c.pre_resize.crops },
         { stage: `resize ${c.resize_pad.direction}`, image: padded(content, plan), crops: c.resize_pad.crops },
@@ -125,7 +118,7 @@ for (const [index, c] of (goldens?.cases ?? [{ photo: '(goldens absent)' } as Re
         for (const crop of crops) {
           const { mean, peak } = difference(image, crop, await goldenCrop(crop));
           t.diagnostic(`${stage} ${crop.kind}: mean ${mean.toFixed(3)}, max ${peak}`);
-          assert.ok(mean <= MEAN_MAX && peak <= PEAK_MAX, `${stage} ${crop.kind} crop: mean ${mean.toFixed(3)}, max ${peak}`);
+          assert.equal(peak, 0, `${stage} ${crop.kind} crop: mean ${mean.toFixed(3)}, max ${peak}`);
         }
       }
     },

@@ -206,7 +206,7 @@ export async function createEngine(raw: unknown): Promise<Engine> {
       const base = pass / order.length;
       const span = 1 / order.length;
       const { conditions, personPlan } = await stages.run(`condition item ${pass + 1}`, 'preprocessing', 0.03 + 0.02 * base, async () => {
-        const personSmall = await fitted(photo, PRE_RESIZE);
+        const personSmall = fitted(photo, PRE_RESIZE);
         const personPlan = resizePadPlan(personSmall.width, personSmall.height, config.width, config.height);
         const personPose = await poseMap(personSmall, person);
         const garment = await prepareGarment(analyzer, poseMap, await readRawImage(item.path), requested);
@@ -278,7 +278,7 @@ async function prepareGarment(
   photo: RawImage,
   requested: GarmentCategory,
 ): Promise<{ image: RawImage; pose: Uint8Array; category: ModelCategory }> {
-  const image = await fitted(photo, PRE_RESIZE);
+  const image = fitted(photo, PRE_RESIZE);
   const wearer = await findWearer(analyzer, image);
   if (!wearer) {
     const category = requested === 'auto' ? detectFlatLayCategory(image.data, image.width, image.height) : modelCategory(requested);
