@@ -99,6 +99,19 @@ export function skinModel(image: RawImage, person: PersonAnalysis): SkinModel | 
   );
 }
 
+/** How far painted skin follows the photo's broad shading (local over surrounding luminance), either way. */
+const SKIN_SHADE = { min: 0.88, max: 1.08 } as const;
+
+/**
+ * Skin painted where old clothing was: the person's skin colour times the photo's broad shading there (`fine` and
+ * `broad` are the luminance smoothed finely and broadly), clamped to a byte, since fair skin brightened past 255
+ * would otherwise wrap around in a byte array (and turn teal). One channel `c`.
+ */
+export function shadedSkin(skin: SkinModel, fine: number, broad: number, c: number): number {
+  const shade = Math.min(SKIN_SHADE.max, Math.max(SKIN_SHADE.min, (fine + 8) / (broad + 8)));
+  return Math.min(255, skin.rgb[c]! * shade);
+}
+
 /** Chroma of human skin of any tone (YCbCr offsets): red over blue, in a narrow band. */
 const SKIN_CB: [number, number] = [-45, 8];
 const SKIN_CR: [number, number] = [4, 55];

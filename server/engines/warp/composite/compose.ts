@@ -4,7 +4,9 @@
  *
  * 1. Old clothing that the new garments replace but do not cover becomes
  *    skin (on the arms, legs and body, with the photo's own shading) or
- *    background (where loose old clothing stood away from the body).
+ *    background (where loose old clothing stood away from the body); above
+ *    a new top's neckline, the old top's collar becomes neck and chest
+ *    (neckline.ts).
  * 2. Each garment takes the person's shading: the photo's local luminance
  *    relative to its surroundings (folds, shadows) multiplies the garment's
  *    colour, so hues stay the garment's own.
@@ -18,11 +20,12 @@
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { replaceWaistBand } from './bands.ts';
+import { bareNeckline } from './neckline.ts';
 import { bodyFrame } from '../fit/body.ts';
 import { boxMean } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
-import { isSkin, luma, skinModel, type SkinModel } from './colour.ts';
+import { isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
 
 export interface PlacedLayer {
   layer: Layer;
@@ -71,7 +74,16 @@ export function compose(input: ComposeInput): Uint8Array {
   for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
   const skin = input.skin ?? skinModel(image, person);
   const categories = layers.map((l) => l.category);
-  removeOldClothing(out, image, person, skin, lum, coverage, replaced(categories));
+  const kinds = replaced(categories);
+  // The photo's broad shading, which painted skin takes.
+  const shading = { fine: boxMean(lum, width, height, 6), broad: boxMean(lum, width, height, 24) };
+  removeOldClothing(out, image, person, skin, shading, coverage, kinds);
+  // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
+  const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
+  if (necklines.length > 0 && skin) {
+    const upperCoverage = layerCoverage(necklines, width, height);
+    bareNeckline({ out, image, person, skin, upperCoverage, lumFine: shading.fine, lumBlur: shading.broad });
+  }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
     replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength });
@@ -103,7 +115,7 @@ function removeOldClothing(
   image: RawImage,
   person: PersonAnalysis,
   skin: SkinModel | null,
-  lum: Float32Array,
+  shading: { fine: Float32Array; broad: Float32Array },
   coverage: Float32Array,
   kinds: { upper: boolean; lower: boolean },
 ): void {
@@ -112,8 +124,8 @@ function removeOldClothing(
   const labels = person.layout.labels;
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
-  const lumBlur = boxMean(lum, width, height, 24);
-  const lumFine = boxMean(lum, width, height, 6);
+  const lumBlur = shading.broad;
+  const lumFine = shading.fine;
   const background = backgroundFill(image, person);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -137,10 +149,9 @@ function removeOldClothing(
       let fb: number;
       if (core) {
         // Skin with the photo's broad shading only (the old fabric's print or weave must not show through).
-        const shade = Math.min(1.08, Math.max(0.88, (lumFine[i]! + 8) / (lumBlur[i]! + 8)));
-        fr = skin.rgb[0] * shade;
-        fg = skin.rgb[1] * shade;
-        fb = skin.rgb[2] * shade;
+        fr = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 0);
+        fg = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 1);
+        fb = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 2);
       } else {
         fr = background[i * 3]!;
         fg = background[i * 3 + 1]!;

@@ -1,0 +1,58 @@
+/**
+ * Old clothing above a new top's neckline becomes skin, in a collar's height only, and never where the new
+ * garment begins deep down the chest (a camisole: a whole chest would have to be invented). Painted skin is a
+ * byte: fair skin brightened by the photo's shading does not wrap around past 255.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { shadedSkin, skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { bareNeckline } from '../../server/engines/warp/composite/neckline.ts';
+import { H, OLD_TOP, SKIN, W, syntheticPerson } from '../helpers/warp-body.ts';
+
+/** The drawn person with an old collar (the old top's colour) round the neck, rows 132–149. */
+function personWithCollar() {
+  const { image, person } = syntheticPerson();
+  for (let y = 132; y < 150; y++) for (let x = 190; x < 210; x++) image.data.set(OLD_TOP, (y * W + x) * 3);
+  return { image, person };
+}
+
+/** Coverage of a new top that begins at row `top` across the body. */
+function topFrom(top: number): Float32Array {
+  const coverage = new Float32Array(W * H);
+  for (let y = top; y < 300; y++) for (let x = 150; x <= 250; x++) coverage[y * W + x] = 1;
+  return coverage;
+}
+
+const flat = new Float32Array(W * H).fill(100);
+const distance = (a: ArrayLike<number>, b: readonly number[]): number => Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
+
+test('an old collar above a crew neck becomes skin; the head and the rows above a collar’s height do not change', () => {
+  const { image, person } = personWithCollar();
+  const skin = skinModel(image, person)!;
+  const out = Uint8Array.from(image.data);
+  const painted = bareNeckline({ out, image, person, skin, upperCoverage: topFrom(152), lumFine: flat, lumBlur: flat });
+  assert.ok(painted > 100, `${painted} pixels painted`);
+  const collar = out.subarray((145 * W + 200) * 3, (145 * W + 200) * 3 + 3);
+  assert.ok(distance(collar, SKIN) < 30 && distance(collar, OLD_TOP) > 150, `the collar became ${[...collar]}`);
+  for (let y = 0; y < 118; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = (y * W + x) * 3;
+      assert.deepEqual([out[i], out[i + 1], out[i + 2]], [image.data[i], image.data[i + 1], image.data[i + 2]], `(${x}, ${y}) changed`);
+    }
+  }
+});
+
+test('above a neckline deep down the chest (a camisole) nothing is painted', () => {
+  const { image, person } = personWithCollar();
+  const skin = skinModel(image, person)!;
+  const out = Uint8Array.from(image.data);
+  assert.equal(bareNeckline({ out, image, person, skin, upperCoverage: topFrom(200), lumFine: flat, lumBlur: flat }), 0);
+  assert.deepEqual(out, image.data);
+});
+
+test('painted fair skin in bright light stays a byte: 255 at most, never wrapped round to a dark value', () => {
+  const fair = { cb: -24, cr: 29, sigma: 5, luma: 200, rgb: [243, 190, 159] as [number, number, number] };
+  assert.equal(shadedSkin(fair, 220, 150, 0), 255);
+  assert.ok(Math.abs(shadedSkin(fair, 220, 150, 1) - 190 * 1.08) < 1e-9);
+  assert.ok(Math.abs(shadedSkin(fair, 100, 150, 2) - 159 * 0.88) < 1e-9, 'shade is floored at 0.88');
+});
