@@ -23,6 +23,7 @@ import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { REGION } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
+const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
 const close = (a: number, b: number, eps: number, what = ''): void => assert.ok(Math.abs(a - b) <= eps, `${what} ${a} vs ${b} (±${eps})`);
 
 describe('thin-plate spline', () => {
@@ -278,6 +279,17 @@ describe('rendering and compositing', () => {
     const distanceToOld = Math.hypot(elbow[0]! - OLD_TOP[0], elbow[1]! - OLD_TOP[1], elbow[2]! - OLD_TOP[2]);
     const distanceToSkin = Math.hypot(elbow[0]! - SKIN[0], elbow[1]! - SKIN[1], elbow[2]! - SKIN[2]);
     assert.ok(distanceToSkin < 50 && distanceToOld > 150, `old sleeve at the elbow became ${elbow}`);
+  });
+
+  test('painted skin on a limb is round: darker towards its side than on its axis', () => {
+    // The left upper arm runs from (250, 150) to (275, 240); at row 225 its axis is at x ≈ 271, and (264, 227) lies
+    // 7 px across it (the old sleeve is 14 px wide each side, so the photo's shading is flat at both), both on the old
+    // sleeve below the new short sleeve.
+    const brightness = (p: number[]): number => p[0]! + p[1]! + p[2]!;
+    const axis = pixel(out, 271, 225);
+    const side = pixel(out, 264, 227);
+    assert.ok(distanceTo(axis, SKIN) < 50 && distanceTo(side, SKIN) < 60, `both painted as skin: ${axis}, ${side}`);
+    assert.ok(brightness(side) < 0.975 * brightness(axis), `side ${side} is darker than axis ${axis}`);
   });
 });
 

@@ -49,6 +49,10 @@ const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.
  * it fades where the old clothing is textured (a logo or pattern is not a fold): local deviation above `texture`.
  */
 const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
+/** The body's core: within this share (squared) of each bone's radius. */
+const CORE_RADIUS2 = 0.8;
+/** Painted skin on a limb is this much darker at the core's edge than on the limb's axis. */
+const ROUNDNESS = 0.22;
 /** Pixels between a person's edge and the background sampled for filling. */
 const BACKGROUND_GAP = 4;
 
@@ -124,6 +128,7 @@ function removeOldClothing(
   const labels = person.layout.labels;
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
+  const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
   const lumBlur = shading.broad;
   const lumFine = shading.fine;
   const background = backgroundFill(image, person);
@@ -148,10 +153,12 @@ function removeOldClothing(
       let fg: number;
       let fb: number;
       if (core) {
-        // Skin with the photo's broad shading only (the old fabric's print or weave must not show through).
-        fr = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 0);
-        fg = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 1);
-        fb = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 2);
+        // Skin with the photo's broad shading only (the old fabric's print or weave must not show through), and a
+        // limb's roundness: darker towards its sides, as light falls on a cylinder.
+        const round = 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
+        fr = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 0) * round;
+        fg = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 1) * round;
+        fb = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 2) * round;
       } else {
         fr = background[i * 3]!;
         fg = background[i * 3 + 1]!;
@@ -166,12 +173,24 @@ function removeOldClothing(
   }
 }
 
+/**
+ * How far across a limb a point lies, squared: 0 on the nearest limb bone's axis, 1 at the edge of its core
+ * (CORE_RADIUS of its radius) and beyond; 0 when no limb bone is near.
+ */
+function sideOfLimb(limbs: ReturnType<typeof skeleton>['bones']): (x: number, y: number) => number {
+  return (x, y) => {
+    let nearest = Infinity;
+    for (const bone of limbs) nearest = Math.min(nearest, segmentDistance2(x, y, bone) / (bone.radius * bone.radius * CORE_RADIUS2));
+    return Number.isFinite(nearest) ? Math.min(1, nearest) : 0;
+  };
+}
+
 /** Whether a point is inside the body's core: the torso quadrilateral or within a bone's radius. */
 function coreTest(
   bones: ReturnType<typeof skeleton>['bones'],
   torso: ReturnType<typeof skeleton>['torso'],
 ): (x: number, y: number) => boolean {
-  return (x, y) => insideConvex(x, y, torso) || bones.some((bone) => segmentDistance2(x, y, bone) <= bone.radius * bone.radius * 0.8);
+  return (x, y) => insideConvex(x, y, torso) || bones.some((bone) => segmentDistance2(x, y, bone) <= bone.radius * bone.radius * CORE_RADIUS2);
 }
 
 /**
