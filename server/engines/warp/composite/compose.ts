@@ -190,7 +190,8 @@ function coreTest(
   bones: ReturnType<typeof skeleton>['bones'],
   torso: ReturnType<typeof skeleton>['torso'],
 ): (x: number, y: number) => boolean {
-  return (x, y) => insideConvex(x, y, torso) || bones.some((bone) => segmentDistance2(x, y, bone) <= bone.radius * bone.radius * CORE_RADIUS2);
+  return (x, y) =>
+    insideConvex(x, y, torso) || bones.some((bone) => segmentDistance2(x, y, bone) <= bone.radius * bone.radius * CORE_RADIUS2);
 }
 
 /**
