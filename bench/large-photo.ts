@@ -43,9 +43,12 @@ const request = (selfie: string, width: number, height: number): EngineRequest =
   outputFormat: 'jpeg',
   workDir: work,
 });
-const time = async (req: EngineRequest): Promise<number> => {
+/** Each stage's times, per photo size (the engine's own named stages). */
+const stageTimes = { small: new Map<string, number[]>(), big: new Map<string, number[]>() };
+const time = async (req: EngineRequest, into?: Map<string, number[]>): Promise<number> => {
   const started = performance.now();
-  await engine.run(req, { signal: new AbortController().signal, onProgress: () => {} });
+  const result = await engine.run(req, { signal: new AbortController().signal, onProgress: () => {} });
+  for (const stage of result.stages ?? []) into?.set(stage.name, [...(into.get(stage.name) ?? []), stage.ms]);
   return performance.now() - started;
 };
 
@@ -53,8 +56,8 @@ await time(request(PERSON, 768, 1024)); // warm-up; caches the garment's cut-out
 const small: number[] = [];
 const big: number[] = [];
 for (let k = 0; k < RUNS; k++) {
-  small.push(await time(request(PERSON, 768, 1024)));
-  big.push(await time(request(large, 3000, 4000)));
+  small.push(await time(request(PERSON, 768, 1024), stageTimes.small));
+  big.push(await time(request(large, 3000, 4000), stageTimes.big));
 }
 await engine.dispose();
 rmSync(work, { recursive: true, force: true });
@@ -63,4 +66,9 @@ const ms = (x: number): string => `${Math.round(x)} ms`;
 console.log(`768×1024: median ${ms(median(small))} (${small.map(Math.round).join(', ')})`);
 console.log(`3000×4000: median ${ms(median(big))} (${big.map(Math.round).join(', ')})`);
 console.log(`ratio: ${(median(big) / median(small)).toFixed(2)}×`);
+console.log('stage medians, 768×1024 / 3000×4000:');
+for (const [name, times] of stageTimes.big) {
+  const smallTimes = stageTimes.small.get(name);
+  console.log(`  ${name.padEnd(28)} ${smallTimes ? ms(median(smallTimes)) : '—'} / ${ms(median(times))}`);
+}
 console.log(`peak resident memory: ${Math.round(process.resourceUsage().maxRSS / 1024)} MiB`);

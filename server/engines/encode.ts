@@ -1,7 +1,8 @@
 /**
  * How a try-on's result is encoded, in one place: engines encode their picture once, in the format the client
  * asked for, and the runner converts only what an engine could not give in that format. JPEG and WebP at
- * quality 90; PNG lossless (sharp's `quality` would turn on palette quantisation).
+ * quality 90 (JPEG with standard Huffman tables, for speed); PNG lossless (sharp's `quality` would turn on palette
+ * quantisation).
  */
 import sharp, { type Sharp } from 'sharp';
 import type { ImageFormat } from '../kernel/vocabulary.ts';
@@ -9,6 +10,9 @@ import type { ImageFormat } from '../kernel/vocabulary.ts';
 function encoder(image: Sharp, format: ImageFormat): Sharp {
   // Level 2: a 12 MP photo in 85 ms instead of level 6's 132 ms on this machine, for a file 15 % larger.
   if (format === 'png') return image.png({ compressionLevel: 2 });
+  // Without optimised Huffman tables (the same pixels, entropy-coded with the standard tables): a 12 MP photo in
+  // 34 ms instead of 298 ms on this machine, for a file 17 % larger (scratch timing, median of 7).
+  if (format === 'jpeg') return image.jpeg({ quality: 90, optimiseCoding: false });
   return image.toFormat(format, { quality: 90 });
 }
 

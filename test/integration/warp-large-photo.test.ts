@@ -74,4 +74,35 @@ describe('a phone-sized photo through the warp engine', { skip: HAVE_PHOTOS ? fa
     assert.ok(unchanged > 0.5 * W * H, `${((100 * unchanged) / (W * H)).toFixed(1)} % unchanged`);
     assert.ok(unchanged < 0.97 * W * H, 'and the garment was drawn');
   });
+
+  test('a phone photo stored on its side with an EXIF orientation is worked on and returned upright', async () => {
+    const { width, height } = await sharp(PERSON).metadata();
+    const W = width! * 3;
+    const H = height! * 3;
+    const upright = await sharp(PERSON).resize(W, H, { kernel: 'lanczos3' }).removeAlpha().jpeg({ quality: 95 }).toBuffer();
+    // Stored turned a quarter anticlockwise, with orientation 6 telling viewers to turn it back clockwise.
+    const sideways = join(work, 'sideways.jpg');
+    writeFileSync(sideways, await sharp(upright).rotate(-90).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer());
+    const request: EngineRequest = {
+      genId: 'sideways',
+      selfie: { path: sideways, format: 'jpeg', width: W, height: H },
+      items: [{ path: TOP, format: 'jpeg', width: 768, height: 1024 }],
+      categories: ['top'],
+      size: 'M',
+      personSize: 'M',
+      fit: 'regular',
+      styling: [],
+      outputFormat: 'jpeg',
+      workDir: work,
+    };
+    const result = await engine.run(request, { signal: new AbortController().signal, onProgress: () => {} });
+    const out = await readRawImage(result.image);
+    assert.deepEqual([out.width, out.height], [W, H], 'upright size');
+    // Upright: the top rows are the wall above the head, as in the upright photo.
+    const photo = await readRawImage(upright);
+    let near = 0;
+    const n = 20 * W * 3;
+    for (let i = 0; i < n; i++) if (Math.abs(out.data[i]! - photo.data[i]!) <= 16) near++;
+    assert.ok(near > 0.95 * n, `${((100 * near) / n).toFixed(1)} % of the top rows match the upright photo`);
+  });
 });

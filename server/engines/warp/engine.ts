@@ -103,9 +103,10 @@ export class WarpEngine implements Engine {
     const faces = this.faces;
     if (!analyzer || !segmenter || !faces) throw new EngineError('engine_unavailable', 'the warp engine is not loaded', true);
     const stages = new RunStages(options);
-    const photo = await stages.run('read photo', 'preprocessing', 0.02, () => readRawImage(request.selfie.path));
-    // A phone's 12 megapixels are worked on at the engine's 0.8 (768×1024), and the result is blended back into the full photo.
-    const image = await stages.run('working copy', 'preprocessing', 0.04, () => workingCopy(photo));
+    // A phone's 12 megapixels are worked on at the engine's 0.8 (768×1024), and the result is blended back into the
+    // full photo. The working copy is decoded straight at its size (JPEG's shrink-on-load), while the full photo is
+    // decoded beside the analysis, on another thread, and awaited only to blend back.
+    const { image, full } = await stages.run('read photo', 'preprocessing', 0.02, () => readPhoto(request.selfie.path));
     const person = await stages.run('analyse customer', 'preprocessing', 0.05, () => analyseCustomer(analyzer, image));
 
     const garments: GarmentCutout[] = [];
@@ -175,7 +176,8 @@ export class WarpEngine implements Engine {
       result = await stages.run(`place and check, caution ${level}`, 'generating', 0.6 + 0.1 * level, () => draw(level));
     }
 
-    const rgb = image === photo ? result.rgb : await stages.run('blend back', 'finishing', 0.85, () => blendBack(photo, image, result.rgb));
+    const photo = full ? await stages.run('read full photo', 'finishing', 0.84, () => full) : image;
+    const rgb = photo === image ? result.rgb : await stages.run('blend back', 'finishing', 0.85, () => blendBack(photo, image, result.rgb));
     // Encoded once, in the format the client asked for.
     const format = request.outputFormat ?? 'png';
     const encoded = await stages.run('encode', 'finishing', 0.9, () =>
@@ -223,18 +225,32 @@ function withoutSleeves(cutout: GarmentCutout): GarmentCutout {
   return { ...cutout, landmarks };
 }
 
-/** The photo at about WORKING_PIXELS (itself when it is no bigger). */
-async function workingCopy(photo: RawImage): Promise<RawImage> {
-  const pixels = photo.width * photo.height;
-  if (pixels <= WORKING_PIXELS * 1.2) return photo;
+/**
+ * The photo to work on, at about WORKING_PIXELS, and (when that is a smaller copy) the full photo's decoding, still
+ * running. A photo no bigger than 1.2 × WORKING_PIXELS is its own working copy.
+ */
+async function readPhoto(path: string): Promise<{ image: RawImage; full: Promise<RawImage> | null }> {
+  const meta = await sharp(path).metadata();
+  // EXIF orientations 5–8 turn the picture a quarter: its upright width is the stored height.
+  const turned = (meta.orientation ?? 1) >= 5;
+  const width = (turned ? meta.height : meta.width) ?? 0;
+  const height = (turned ? meta.width : meta.height) ?? 0;
+  const pixels = width * height;
+  if (pixels <= WORKING_PIXELS * 1.2) return { image: await readRawImage(path), full: null };
+  const full = readRawImage(path);
+  // Not left unhandled if the run stops before it is awaited (a refusal, a cancel): the run's own error is the one.
+  full.catch(() => undefined);
   const k = Math.sqrt(WORKING_PIXELS / pixels);
-  const width = Math.round(photo.width * k);
-  const height = Math.round(photo.height * k);
-  const data = await sharp(photo.data, { raw: { width: photo.width, height: photo.height, channels: photo.channels } })
-    .resize(width, height, { fit: 'fill', kernel: 'lanczos3' })
+  const { data, info } = await sharp(path)
+    .rotate()
+    .resize(Math.round(width * k), Math.round(height * k), { fit: 'fill', kernel: 'lanczos3' })
+    .removeAlpha()
     .raw()
-    .toBuffer();
-  return { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width, height, channels: photo.channels };
+    .toBuffer({ resolveWithObject: true });
+  return {
+    image: { data: new Uint8Array(data.buffer, data.byteOffset, data.length), width: info.width, height: info.height, channels: 3 },
+    full,
+  };
 }
 
 /**
@@ -293,12 +309,26 @@ async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): 
     columns[x] = Math.min(width - 2, Math.floor(s));
     fractions[x] = s - columns[x]!;
   }
+  // Each working-copy row's span of mask, and the first photo column that samples each working-copy column: a photo
+  // row is walked only where one of its two source rows has mask (the box holds wall and arms too).
+  const spans = maskSpans(grownMask, width, height);
+  const firstX = new Int32Array(width + 2);
+  for (let c = 0, x = 0; c <= width + 1; c++) {
+    while (x < W && columns[x]! < c) x++;
+    firstX[c] = x;
+  }
   for (let y = 0; y < H; y++) {
     const sy = Math.min(height - 1, Math.max(0, (Y0 + y + 0.5) / ky - 0.5));
     const row = Math.min(height - 2, Math.floor(sy));
     const fy = sy - row;
-    let o = ((Y0 + y) * photo.width + X0) * 3;
-    for (let x = 0; x < W; x++, o += 3) {
+    const lo = Math.min(spans.lo[row]!, spans.lo[row + 1]!);
+    const hi = Math.max(spans.hi[row]!, spans.hi[row + 1]!);
+    if (hi < lo) continue;
+    // Columns whose pair of source columns (c, c + 1) reaches the span: c from lo − 1 to hi.
+    const xEnd = firstX[Math.min(width + 1, hi + 1)]!;
+    let x = firstX[Math.max(0, lo - 1)]!;
+    let o = ((Y0 + y) * photo.width + X0 + x) * 3;
+    for (; x < xEnd; x++, o += 3) {
       const fx = fractions[x]!;
       const i00 = row * width + columns[x]!;
       const i10 = i00 + width;
@@ -308,14 +338,42 @@ async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): 
       const w11 = fx * fy;
       const m = grownMask[i00]! * w00 + grownMask[i00 + 1]! * w01 + grownMask[i10]! * w10 + grownMask[i10 + 1]! * w11;
       if (m < 0.5) continue;
-      const a = m / 255;
-      for (let c = 0; c < 3; c++) {
-        const v = result[i00 * 3 + c]! * w00 + result[i00 * 3 + 3 + c]! * w01 + result[i10 * 3 + c]! * w10 + result[i10 * 3 + 3 + c]! * w11;
-        out[o + c] = out[o + c]! + (v - out[o + c]!) * a + 0.5;
+      // The three channels unrolled; inside the garment (the mask whole) the result replaces the photo outright.
+      const p00 = i00 * 3;
+      const p10 = i10 * 3;
+      const r = result[p00]! * w00 + result[p00 + 3]! * w01 + result[p10]! * w10 + result[p10 + 3]! * w11;
+      const g = result[p00 + 1]! * w00 + result[p00 + 4]! * w01 + result[p10 + 1]! * w10 + result[p10 + 4]! * w11;
+      const b = result[p00 + 2]! * w00 + result[p00 + 5]! * w01 + result[p10 + 2]! * w10 + result[p10 + 5]! * w11;
+      if (m > 254.5) {
+        out[o] = r + 0.5;
+        out[o + 1] = g + 0.5;
+        out[o + 2] = b + 0.5;
+        continue;
       }
+      const a = m / 255;
+      out[o] = out[o]! + (r - out[o]!) * a + 0.5;
+      out[o + 1] = out[o + 1]! + (g - out[o + 1]!) * a + 0.5;
+      out[o + 2] = out[o + 2]! + (b - out[o + 2]!) * a + 0.5;
     }
   }
   return out;
+}
+
+/** Per row of a mask, the first and last column where it is not zero (lo > hi for an empty row). */
+function maskSpans(mask: Uint8Array | Buffer, width: number, height: number): { lo: Int32Array; hi: Int32Array } {
+  const lo = new Int32Array(height).fill(width);
+  const hi = new Int32Array(height).fill(-1);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    let x = 0;
+    while (x < width && mask[row + x] === 0) x++;
+    if (x === width) continue;
+    lo[y] = x;
+    let last = width - 1;
+    while (mask[row + last] === 0) last--;
+    hi[y] = last;
+  }
+  return { lo, hi };
 }
 
 /** A tucked top goes under the bottoms; otherwise bottoms, dress, top, outerwear (layers.ts). */
