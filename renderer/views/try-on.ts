@@ -157,6 +157,8 @@ export const renderTryOn: Screen = (root) => {
   const { picked, genIds, objectUrls, fit, styling } = customer;
   let catalogue: GarmentView[] = [];
   let engines: Engine[] = [];
+  /** Whether the engine list has come and shows none ready (then the hint under Start must not say ready). */
+  let noEngineReady = false;
   let polling = true;
   /** The Idempotency-Key of a submit that got no reply, reused when staff press Start again. */
   let retryKey: string | null = null;
@@ -471,7 +473,12 @@ export const renderTryOn: Screen = (root) => {
   function updateStart(): void {
     const missing = [!customer.selfie && 'a customer photo', picked.length === 0 && 'a garment'].filter(Boolean);
     startButton.disabled = missing.length > 0;
-    startHint.textContent = missing.length > 0 ? `Still needed: ${missing.join(' and ')}.` : 'Ready.';
+    startHint.textContent =
+      missing.length > 0
+        ? `Still needed: ${missing.join(' and ')}.`
+        : noEngineReady
+          ? 'The photo and garments are chosen, but no try-on engine is ready.'
+          : 'Ready.';
   }
 
   const optionsPanel = h(
@@ -811,6 +818,8 @@ export const renderTryOn: Screen = (root) => {
         engineNote.textContent = 'No try-on engine is ready yet, so a try-on cannot start. See Settings → Engines.';
         engineNote.hidden = false;
       }
+      noEngineReady = ready.length === 0;
+      updateStart();
     })
     .catch((error: unknown) => {
       engineNote.textContent = plainWords(error);

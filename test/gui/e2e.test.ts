@@ -303,6 +303,8 @@ test('without an engine the GUI says so in plain words', { skip, timeout: 180_00
     await page.getByText('No try-on engine is ready yet').waitFor();
     await page.locator('#selfie-file').setInputFiles({ name: 'me.jpg', mimeType: 'image/jpeg', buffer: await personJpeg() });
     await page.locator('#garment-file').setInputFiles({ name: 'shirt.jpg', mimeType: 'image/jpeg', buffer: await garmentJpeg() });
+    // Everything is chosen, yet the hint under Start does not call it ready.
+    await page.locator('#start-hint', { hasText: 'but no try-on engine is ready' }).waitFor();
     await page.getByRole('button', { name: 'Start the try-on' }).click();
     const message = await page.locator('#result-error').innerText();
     assert.match(message, /No try-on engine is ready on this appliance yet/);
