@@ -84,7 +84,20 @@ export async function onEveryShopScreen(
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true });
   // From the top: a full-page shot of a scrolled page paints the sticky header mid-page.
-  await page.evaluate(() => window.scrollTo(0, 0));
+  // After any smooth scroll the page started (to a result, say) has come to rest, or it carries on from the top.
+  // A string, so that the bundler's helpers (it names functions) do not travel into the page.
+  await page.evaluate(`new Promise((resolve) => {
+    let last = -1;
+    let still = 0;
+    const frame = () => {
+      still = window.scrollY === last ? still + 1 : 0;
+      last = window.scrollY;
+      if (still >= 3) resolve();
+      else requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  })`);
+  await page.evaluate(() => window.scrollTo({ top: 0, left: 0, behavior: 'instant' }));
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
