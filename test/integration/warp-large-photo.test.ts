@@ -28,6 +28,23 @@ describe('a phone-sized photo through the warp engine', { skip: HAVE_PHOTOS ? fa
     await engine.dispose();
     rmSync(work, { recursive: true, force: true });
   });
+  /** The fixture top on `selfie`, as JPEG (the API's default). */
+  const tryOn = (selfie: EngineRequest['selfie']) =>
+    engine.run(
+      {
+        genId: 'large',
+        selfie,
+        items: [{ path: TOP, format: 'jpeg', width: 768, height: 1024 }],
+        categories: ['top'],
+        size: 'M',
+        personSize: 'M',
+        fit: 'regular',
+        styling: [],
+        outputFormat: 'jpeg',
+        workDir: work,
+      },
+      { signal: new AbortController().signal, onProgress: () => {} },
+    );
 
   test('worked on small, blended back: the photo’s size, its own bytes where nothing changed, the try-on drawn', async () => {
     const large = join(work, 'person.png');
@@ -35,19 +52,7 @@ describe('a phone-sized photo through the warp engine', { skip: HAVE_PHOTOS ? fa
     const W = width! * 3;
     const H = height! * 3;
     writeFileSync(large, await sharp(PERSON).resize(W, H, { kernel: 'lanczos3' }).png({ compressionLevel: 1 }).toBuffer());
-    const request: EngineRequest = {
-      genId: 'large',
-      selfie: { path: large, format: 'png', width: W, height: H },
-      items: [{ path: TOP, format: 'jpeg', width: 768, height: 1024 }],
-      categories: ['top'],
-      size: 'M',
-      personSize: 'M',
-      fit: 'regular',
-      styling: [],
-      outputFormat: 'jpeg',
-      workDir: work,
-    };
-    const result = await engine.run(request, { signal: new AbortController().signal, onProgress: () => {} });
+    const result = await tryOn({ path: large, format: 'png', width: W, height: H });
     // Encoded once, as asked: JPEG bytes from the engine itself.
     assert.equal(result.format, 'jpeg');
     assert.deepEqual([...result.image.subarray(0, 3)], [0xff, 0xd8, 0xff]);
@@ -83,19 +88,7 @@ describe('a phone-sized photo through the warp engine', { skip: HAVE_PHOTOS ? fa
     // Stored turned a quarter anticlockwise, with orientation 6 telling viewers to turn it back clockwise.
     const sideways = join(work, 'sideways.jpg');
     writeFileSync(sideways, await sharp(upright).rotate(-90).withMetadata({ orientation: 6 }).jpeg({ quality: 95 }).toBuffer());
-    const request: EngineRequest = {
-      genId: 'sideways',
-      selfie: { path: sideways, format: 'jpeg', width: W, height: H },
-      items: [{ path: TOP, format: 'jpeg', width: 768, height: 1024 }],
-      categories: ['top'],
-      size: 'M',
-      personSize: 'M',
-      fit: 'regular',
-      styling: [],
-      outputFormat: 'jpeg',
-      workDir: work,
-    };
-    const result = await engine.run(request, { signal: new AbortController().signal, onProgress: () => {} });
+    const result = await tryOn({ path: sideways, format: 'jpeg', width: W, height: H });
     const out = await readRawImage(result.image);
     assert.deepEqual([out.width, out.height], [W, H], 'upright size');
     // Upright: the top rows are the wall above the head, as in the upright photo.
