@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestAppliance } from '../helpers/appliance.ts';
 import { accessibilityProblems, browserMissing, launchBrowser, onEveryShopScreen, screenshot, signInWithKey } from './browser.ts';
-import { garmentJpeg } from './media.ts';
+import { addCatalogueGarment, garmentJpeg } from './media.ts';
 
 const skip = browserMissing() ?? false;
 
@@ -20,14 +20,8 @@ test('a scanned barcode picks its garment; a garment is edited in the catalogue'
     for (const [name, barcode] of [
       [blue, `40${width}0000001`],
       [`Black jeans ${width}`, jeansBarcode],
-    ] as const) {
-      const added = await fetch(`${ta.url}/gui/api/garments`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ta.adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ name, category: 'auto', sizes: ['M'], barcode, image: (await garmentJpeg()).toString('base64') }),
-      });
-      assert.equal(added.status, 201);
-    }
+    ] as const)
+      await addCatalogueGarment(ta, { name, category: 'auto', sizes: ['M'], barcode });
     await signInWithKey(page, ta.url, ta.adminKey);
 
     const search = page.getByLabel('Search the catalogue');

@@ -7,19 +7,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
 import { browserMissing, launchBrowser, onEveryShopScreen, signInWithKey } from './browser.ts';
-import { garmentJpeg, personJpeg } from './media.ts';
+import { addCatalogueGarment, garmentJpeg, personJpeg } from './media.ts';
 
 const skip = browserMissing() ?? false;
 
 test('leaving the Try on screen or reloading keeps the customer and the try-on in progress', { skip, timeout: 300_000 }, async (t) => {
   const ta = await startTestAppliance(t, { engines: [composeEngine({ delayMs: 3000 })] });
-  // The GUI's own route (not in the OpenAPI document), with the admin key.
-  const added = await fetch(`${ta.url}/gui/api/garments`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ta.adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Linen shirt', category: 'top', sizes: ['S', 'M', 'L'], image: (await garmentJpeg()).toString('base64') }),
-  });
-  assert.equal(added.status, 201);
+  await addCatalogueGarment(ta, { name: 'Linen shirt', category: 'top', sizes: ['S', 'M', 'L'] });
   const browser = await launchBrowser(t);
   let tryOns = 0;
   await onEveryShopScreen(t, browser, 'customer-kept', async (page) => {

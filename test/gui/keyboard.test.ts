@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { FileChooser, Page } from 'playwright-core';
 import { composeEngine, startTestAppliance } from '../helpers/appliance.ts';
 import { browserMissing, launchBrowser, onEveryShopScreen, signInWithKey } from './browser.ts';
-import { garmentJpeg, personJpeg } from './media.ts';
+import { addCatalogueGarment, personJpeg } from './media.ts';
 
 const skip = browserMissing() ?? false;
 
@@ -22,13 +22,7 @@ function focused(page: Page): Promise<string> {
 
 test('a keyboard-only try-on from New customer to the QR code takes under 12 key presses', { skip, timeout: 180_000 }, async (t) => {
   const ta = await startTestAppliance(t, { engines: [composeEngine()] });
-  // The GUI's own route (not in the v1 OpenAPI document), with the admin key.
-  const garment = await fetch(`${ta.url}/gui/api/garments`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ta.adminKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'Blue tee', category: 'auto', sizes: ['S', 'M', 'L'], image: (await garmentJpeg()).toString('base64') }),
-  });
-  assert.equal(garment.status, 201);
+  await addCatalogueGarment(ta, { name: 'Blue tee', category: 'auto', sizes: ['S', 'M', 'L'] });
   const browser = await launchBrowser(t);
   await onEveryShopScreen(t, browser, 'keyboard-try-on', async (page, screen) => {
     // Listening from the start: Playwright turns on catching the file dialog when the first listener is added, and

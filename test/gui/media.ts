@@ -3,6 +3,7 @@
  * fixture photos from ../shared when present (never copied into the repo),
  * otherwise drawn here; and a .y4m clip for Chromium's fake camera.
  */
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -108,4 +109,20 @@ export async function writeFakeCamera(
   const header = Buffer.from(`YUV4MPEG2 W${width} H${height} F30:1 Ip A1:1 C420jpeg\nFRAME\n`, 'ascii');
   await writeFile(path, Buffer.concat([header, y, u, v]));
   return path;
+}
+
+/**
+ * Adds a garment to the appliance's catalogue through the GUI's own route (not in the v1 OpenAPI document), with
+ * the admin key and the fixture garment photo; asserts it was added (201).
+ */
+export async function addCatalogueGarment(
+  appliance: { url: string; adminKey: string },
+  fields: { name: string; category: string; sizes: string[]; barcode?: string },
+): Promise<void> {
+  const added = await fetch(`${appliance.url}/gui/api/garments`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${appliance.adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ ...fields, image: (await garmentJpeg()).toString('base64') }),
+  });
+  assert.equal(added.status, 201, `adding ${fields.name} to the catalogue`);
 }
