@@ -230,18 +230,20 @@ function withoutSleeves(cutout: GarmentCutout): GarmentCutout {
  * running. A photo no bigger than 1.2 × WORKING_PIXELS is its own working copy.
  */
 async function readPhoto(path: string): Promise<{ image: RawImage; full: Promise<RawImage> | null }> {
-  const meta = await sharp(path).metadata();
+  // Read from disk once: the header, the working copy and the full decode all come from these bytes.
+  const bytes = await readFile(path);
+  const meta = await sharp(bytes).metadata();
   // EXIF orientations 5–8 turn the picture a quarter: its upright width is the stored height.
   const turned = (meta.orientation ?? 1) >= 5;
   const width = (turned ? meta.height : meta.width) ?? 0;
   const height = (turned ? meta.width : meta.height) ?? 0;
   const pixels = width * height;
-  if (pixels <= WORKING_PIXELS * 1.2) return { image: await readRawImage(path), full: null };
-  const full = readRawImage(path);
+  if (pixels <= WORKING_PIXELS * 1.2) return { image: await readRawImage(bytes), full: null };
+  const full = readRawImage(bytes);
   // Not left unhandled if the run stops before it is awaited (a refusal, a cancel): the run's own error is the one.
   full.catch(() => undefined);
   const k = Math.sqrt(WORKING_PIXELS / pixels);
-  const { data, info } = await sharp(path)
+  const { data, info } = await sharp(bytes)
     .rotate()
     .resize(Math.round(width * k), Math.round(height * k), { fit: 'fill', kernel: 'lanczos3' })
     .removeAlpha()
