@@ -24,6 +24,13 @@ export interface NewGeneration {
 export function createGeneration(state: State, input: NewGeneration, now: Date): GenerationRecord {
   if (state.generations[input.id]) throw new Error(`generation ${input.id} exists`);
   reserveCredit(state, input.id, now);
+  const record = newGenerationRecord(input, now);
+  state.generations[input.id] = record;
+  return record;
+}
+
+/** The record of a new pending try-on whose credit is reserved (any store writes it with the reservation). */
+export function newGenerationRecord(input: NewGeneration, now: Date): GenerationRecord {
   const record: GenerationRecord = {
     id: input.id,
     keyId: input.keyId,
@@ -40,7 +47,6 @@ export function createGeneration(state: State, input: NewGeneration, now: Date):
     erased: false,
   };
   if (input.statusUrl && input.params.webhookUrl) record.statusUrl = input.statusUrl;
-  state.generations[input.id] = record;
   return record;
 }
 
@@ -103,10 +109,15 @@ export function cancelGeneration(state: State, id: string, now: Date): Generatio
 function settle(state: State, record: GenerationRecord, status: Exclude<GenerationRecord['status'], 'pending'>, now: Date): void {
   if (status === 'complete') captureCredit(state, record.id, now);
   else releaseCredit(state, record.id, now);
+  markSettled(record, status, now);
+  addTerminalEvent(state, record, now);
+}
+
+/** A pending record made terminal: its status, its credit's fate and when (the ledger entry is the store's). */
+export function markSettled(record: GenerationRecord, status: Exclude<GenerationRecord['status'], 'pending'>, now: Date): void {
   record.status = status;
   record.credit = status === 'complete' ? 'captured' : 'released';
   record.completedAt = now.toISOString();
-  addTerminalEvent(state, record, now);
 }
 
 /** Forgets a generation's images (the files are removed by the caller); the record stays. */

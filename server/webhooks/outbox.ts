@@ -37,8 +37,21 @@ interface WebhookBody {
  * transition, so that `creditsRemaining` includes it.
  */
 export function addTerminalEvent(state: State, record: GenerationRecord, now: Date): WebhookEvent | null {
+  if (record.webhookEventId) return null;
+  const event = terminalEvent(record, accountSummary(state, now).creditsRemaining, now);
+  if (!event) return null;
+  state.webhookEvents[event.id] = event;
+  record.webhookEventId = event.id;
+  return event;
+}
+
+/**
+ * The webhook event of a generation that has just become terminal, or null when it has no webhookUrl; any store
+ * writes it with the terminal state. `creditsRemaining` is the balance after the transition's ledger entry.
+ */
+export function terminalEvent(record: GenerationRecord, creditsRemaining: number, now: Date): WebhookEvent | null {
   const url = record.params.webhookUrl;
-  if (!url || record.status === 'pending' || record.webhookEventId) return null;
+  if (!url || record.status === 'pending') return null;
   const id = newId('evt', now.getTime());
   const createdAt = now.toISOString();
   // Generations submitted before webhooks were delivered have no recorded base URL: a path is the best there is.
@@ -47,11 +60,11 @@ export function addTerminalEvent(state: State, record: GenerationRecord, now: Da
     id,
     type: TYPES[record.status],
     createdAt,
-    data: { genId: record.id, status: record.status, statusUrl, creditsRemaining: accountSummary(state, now).creditsRemaining },
+    data: { genId: record.id, status: record.status, statusUrl, creditsRemaining },
   };
   if (record.status === 'complete') body.data.imageUrl = `${statusUrl}/image`;
   if (record.error) body.data.error = { code: record.error.code, message: record.error.message };
-  const event: WebhookEvent = {
+  return {
     id,
     genId: record.id,
     type: body.type,
@@ -62,9 +75,6 @@ export function addTerminalEvent(state: State, record: GenerationRecord, now: Da
     attempts: [],
     nextAttemptAt: createdAt,
   };
-  state.webhookEvents[id] = event;
-  record.webhookEventId = id;
-  return event;
 }
 
 /** Attempt errors that retrying cannot fix. */

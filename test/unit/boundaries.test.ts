@@ -116,6 +116,7 @@ const FLOORS = [
   'webhooks', // the outbox is written with every terminal state, so jobs stand on it
   'jobs',
   'vouchers',
+  'state', // the state gateway: lowdb.ts and postgres/, one contract (issue 16)
   'tryons', // the try-on service (submit, find, list, cancel, erase) and submit validation
   'gui', // the GUI's server side: sessions, catalogue, framing, the bundle
   'reads.ts', // what the HTTP layer reads, named for its purpose: the seam a second store answers
@@ -171,4 +172,11 @@ test('the HTTP layer reads no state document: its reads go through reads.ts, nam
       if (/\bstore\.state\b|\.state\.(gui|keys|generations|ledger)\b/.test(line)) direct.push(`${file}:${n + 1}`);
   }
   assert.deepEqual(direct, []);
+});
+
+test('only server/state/postgres/db.ts imports pg at run time', () => {
+  const importers = sources('server').filter((file) =>
+    importsOf(file).some(({ spec, typeOnly }) => !typeOnly && (spec === 'pg' || spec.startsWith('pg/'))),
+  );
+  assert.deepEqual(importers, ['server/state/postgres/db.ts']);
 });

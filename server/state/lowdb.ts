@@ -1,0 +1,130 @@
+/**
+ * The state gateway on one PC: each operation is one `Store.mutate` over the features' own functions, so it is
+ * exactly what the appliance does without a database. Idempotency keys in flight are held in this process's
+ * memory (a request that dies with the process committed nothing), so a lease never has to run out.
+ */
+import { randomUUID } from 'node:crypto';
+import { ledgerPage } from '../credits/history.ts';
+import { accountSummary, expireDueCredits, grantTrial } from '../credits/ledger.ts';
+import { ApiError } from '../kernel/errors.ts';
+import { IdempotencyGuard, rememberReply } from '../idempotency/idempotency.ts';
+import { cancelGeneration, completeGeneration, createGeneration, failGeneration, startAttempt } from '../jobs/generations.ts';
+import type { Archive } from '../store/archive.ts';
+import type { Store } from '../store/db.ts';
+import { redeemVoucher } from '../vouchers/redeem.ts';
+import { eventsOf } from '../webhooks/outbox.ts';
+import type { Admission, IdempotencyClaim, StateGateway } from './types.ts';
+
+export class LowdbState implements StateGateway {
+  private readonly guard = new IdempotencyGuard();
+  /** The claims this process holds, by scope and key, with what frees them in the guard. */
+  private readonly held = new Map<string, { token: string; done: () => void }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly archive: Archive,
+  ) {}
+
+  async grantTrial(credits: number, validDays: number, now: Date): Promise<void> {
+    await this.store.mutate((state) => grantTrial(state, now, credits, validDays));
+  }
+
+  async account(now: Date) {
+    return accountSummary(this.store.state, now);
+  }
+
+  expireDueCredits(now: Date): Promise<number> {
+    return this.store.mutate((state) => expireDueCredits(state, now));
+  }
+
+  async ledgerPage(before: number | null, limit: number) {
+    return ledgerPage(this.store.state, this.archive, before, limit);
+  }
+
+  redeemVoucher(...args: Parameters<StateGateway['redeemVoucher']>) {
+    const [voucher, keyId, now] = args;
+    return this.store.mutate((state) => redeemVoucher(state, voucher, keyId, now));
+  }
+
+  async admit(scope: string, key: string, fingerprint: string, now: Date): Promise<Admission> {
+    const admission = this.guard.admit(this.store.state, scope, key, fingerprint, now);
+    if (admission.kind === 'replay') return admission;
+    const claim: IdempotencyClaim = { scope, key, fingerprint, token: randomUUID() };
+    this.held.set(heldKey(claim), { token: claim.token, done: admission.done });
+    return { kind: 'execute', claim };
+  }
+
+  async release(claim: IdempotencyClaim): Promise<void> {
+    const held = this.held.get(heldKey(claim));
+    if (held?.token !== claim.token) return;
+    this.held.delete(heldKey(claim));
+    held.done();
+  }
+
+  async submit(...args: Parameters<StateGateway['submit']>) {
+    const [input, now, reply] = args;
+    if (reply && this.held.get(heldKey(reply.claim))?.token !== reply.claim.token) throw claimLost();
+    const result = await this.store.mutate((state) => {
+      const record = createGeneration(state, input, now);
+      const creditsRemaining = accountSummary(state, now).creditsRemaining;
+      let body: string | null = null;
+      if (reply) {
+        const { claim } = reply;
+        body = reply.body({ genId: record.id, creditsRemaining });
+        const entry = {
+          scope: claim.scope,
+          key: claim.key,
+          fingerprint: claim.fingerprint,
+          status: reply.status,
+          headers: reply.headers,
+          body,
+        };
+        rememberReply(state, entry, now, reply.retentionHours);
+      }
+      return { id: record.id, creditsRemaining, body };
+    });
+    if (reply) await this.release(reply.claim);
+    return { record: this.store.state.generations[result.id]!, creditsRemaining: result.creditsRemaining, body: result.body };
+  }
+
+  async generation(id: string) {
+    return Object.hasOwn(this.store.state.generations, id) ? this.store.state.generations[id] : this.archive.generation(id);
+  }
+
+  startAttempt(id: string, now: Date): Promise<boolean> {
+    return this.store.mutate((state) => startAttempt(state, id, now));
+  }
+
+  complete(...args: Parameters<StateGateway['complete']>) {
+    const [id, result, now] = args;
+    return this.store.mutate((state) => completeGeneration(state, id, result, now));
+  }
+
+  fail(...args: Parameters<StateGateway['fail']>) {
+    const [id, error, now] = args;
+    return this.store.mutate((state) => failGeneration(state, id, error, now));
+  }
+
+  async cancel(id: string, now: Date) {
+    await this.store.mutate((state) => cancelGeneration(state, id, now));
+    return this.store.state.generations[id]!;
+  }
+
+  async webhookEvents(genId: string) {
+    const record = await this.generation(genId);
+    return record ? eventsOf(this.store.state, record) : [];
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
+
+function heldKey(claim: IdempotencyClaim): string {
+  return `${claim.scope}\n${claim.key}`;
+}
+
+/** A submit under a claim this process no longer holds: refused, nothing written. */
+export function claimLost(): ApiError {
+  return new ApiError('idempotency_key_in_use', 'This request no longer holds its Idempotency-Key; try again.', { retryAfterSeconds: 1 });
+}
