@@ -42,6 +42,10 @@ BEGIN
       RAISE EXCEPTION 'try-on % holds no reservation in the % lot', NEW.gen_id, NEW.lot
         USING ERRCODE = 'check_violation', CONSTRAINT = 'ledger_resolves_a_reservation';
     END IF;
+    IF EXISTS (SELECT 1 FROM ledger WHERE gen_id = NEW.gen_id AND type IN ('capture', 'release')) THEN
+      RAISE EXCEPTION 'the reservation of try-on % is already resolved', NEW.gen_id
+        USING ERRCODE = 'unique_violation', CONSTRAINT = 'ledger_one_resolution';
+    END IF;
   END IF;
   UPDATE credit_lots SET
     available = available + CASE
