@@ -9,7 +9,6 @@ import type { AppDeps } from './api/deps.ts';
 import type { Config } from './config.ts';
 import { grantTrial } from './credits/ledger.ts';
 import { FramingGuide } from './gui/framing.ts';
-import { IdempotencyGuard } from './idempotency/idempotency.ts';
 import { TerminalNotifier } from './jobs/notifier.ts';
 import { cleanOrphans, sweep } from './jobs/retention.ts';
 import { JobRunner, type EngineCatalog } from './jobs/runner.ts';
@@ -19,6 +18,7 @@ import { createKey, generateKey } from './keys/api-keys.ts';
 import { Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
 import { StateReads } from './reads.ts';
+import { LowdbState } from './state/lowdb.ts';
 import { TryOnService } from './tryons/service.ts';
 import { VERSION } from './version.ts';
 import { RedemptionJournal } from './vouchers/journal.ts';
@@ -112,14 +112,14 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     throw error;
   }
   const framing = new FramingGuide({ log });
-  const idempotency = new IdempotencyGuard();
+  const state = new LowdbState(store, archive);
   const tryOns = new TryOnService({
     store,
     archive,
     runner,
     engines,
     notifier,
-    idempotency,
+    state,
     webhookDestinationProblem: (url) => webhooks.destinationProblem(url),
     clock,
     limits: {
@@ -139,7 +139,6 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     engines,
     runner,
     notifier,
-    idempotency,
     tryOns,
     webhooks,
     vouchersRedeemed,

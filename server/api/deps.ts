@@ -4,7 +4,6 @@
  */
 import type { Config } from '../config.ts';
 import type { FramingGuide } from '../gui/framing.ts';
-import type { IdempotencyGuard } from '../idempotency/idempotency.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
 import type { Archive } from '../store/archive.ts';
@@ -25,7 +24,6 @@ export interface AppDeps {
   engines: EngineCatalog;
   runner: JobRunner;
   notifier: TerminalNotifier;
-  idempotency: IdempotencyGuard;
   /** Submit, find, list, cancel, erase: every try-on call goes through it. */
   tryOns: TryOnService;
   webhooks: WebhookDispatcher;

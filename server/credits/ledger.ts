@@ -149,7 +149,8 @@ export function expireDueCredits(state: State, now: Date): number {
   return trial;
 }
 
-function noCredits(): ApiError {
+/** The 402 of a try-on that finds no credit available. */
+export function noCredits(): ApiError {
   return new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
 }
 

@@ -6,12 +6,12 @@
  */
 import { ApiError, validationError } from '../kernel/errors.ts';
 import { newId } from '../kernel/ids.ts';
-import { accountSummary, assertCreditAvailable } from '../credits/ledger.ts';
+import { noCredits } from '../credits/ledger.ts';
 import type { EngineDescription } from '../engines/types.ts';
-import { fingerprint, rememberReply, type IdempotencyGuard } from '../idempotency/idempotency.ts';
+import { fingerprint } from '../idempotency/idempotency.ts';
 import { checkImage, decodeImageField, normalizeImage, type ImageLimits } from '../images/index.ts';
 import { readImage, removeGenerationImages, storeImage } from '../images/files.ts';
-import { cancelGeneration, createGeneration, getGeneration, isTerminal, markErased } from '../jobs/generations.ts';
+import { cancelGeneration, getGeneration, isTerminal, markErased } from '../jobs/generations.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import { markErasedAnywhere } from '../jobs/retention.ts';
 import type { EngineCatalog, JobRunner, LiveProgress } from '../jobs/runner.ts';
@@ -19,7 +19,14 @@ import { findGeneration, type Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
 import type { GenerationRecord, GenerationStatus } from '../store/schema.ts';
 import type { ImageFormat } from '../kernel/vocabulary.ts';
+import type { IdempotencyClaim, StateGateway } from '../state/types.ts';
 import type { CheckedSubmission } from './validate.ts';
+
+/**
+ * How long a submit may hold its Idempotency-Key on a shared database before another request may take it over
+ * (its process is then taken for dead): longer than decoding and re-encoding the largest images allowed.
+ */
+const IDEMPOTENCY_LEASE_SECONDS = 120;
 
 export interface TryOnServiceOptions {
   store: Store;
@@ -27,7 +34,8 @@ export interface TryOnServiceOptions {
   runner: JobRunner;
   engines: EngineCatalog;
   notifier: TerminalNotifier;
-  idempotency: IdempotencyGuard;
+  /** The state changes of a try-on's life, on whichever store the appliance runs (lowdb, PostgreSQL). */
+  state: StateGateway;
   /** Why a webhook URL would be refused at delivery, or null: checked before any credit is reserved. */
   webhookDestinationProblem: (url: string) => Promise<string | null>;
   clock: () => Date;
@@ -88,36 +96,37 @@ export class TryOnService {
 
   /** Submits a try-on: images checked, credit and queue checked, files stored, the record written, then queued. */
   async submit(input: SubmitInput): Promise<SubmitReply> {
-    const { store, idempotency, runner, clock, limits } = this.options;
+    const { store, state, runner, clock, limits } = this.options;
     const { submission, idempotencyKey } = input;
     const images = [submission.selfie, ...submission.items].map((value, i) => {
       const decoded = decodeImageField(value, i === 0 ? 'selfie' : `items[${i - 1}]`, limits.imageLimits);
       return { decoded, probe: checkImage(decoded, limits.imageLimits) };
     });
 
-    let admission: ReturnType<IdempotencyGuard['admit']> | undefined;
-    let print = '';
+    let claim: IdempotencyClaim | undefined;
     if (idempotencyKey) {
       const body = {
         ...input.body,
         selfie: images[0]!.decoded.sha256,
         items: images.slice(1).map((image) => image.decoded.sha256),
       };
-      print = fingerprint('POST', '/api/v1/try-on', body);
-      admission = idempotency.admit(store.state, input.lineageId, idempotencyKey, print, clock());
+      const print = fingerprint('POST', '/api/v1/try-on', body);
+      const admission = await state.admit(input.lineageId, idempotencyKey, print, clock(), IDEMPOTENCY_LEASE_SECONDS);
       if (admission.kind === 'replay') {
         const { record } = admission;
         return { status: record.status, headers: record.headers, body: record.body, replayed: true };
       }
+      claim = admission.claim;
     }
     const genId = newId('gen');
     let wroteFiles = false;
+    let submitted = false;
     try {
       // After the idempotency check: a replay answers even if the engine has gone since.
       const engine = this.pickEngine(submission.engine);
       if (runner.depth() >= limits.maxQueueDepth)
         throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
-      assertCreditAvailable(store.state, clock());
+      if ((await state.account(clock())).creditsRemaining < 1) throw noCredits();
       const { webhookUrl } = submission.params;
       const refused = webhookUrl === undefined ? null : await this.options.webhookDestinationProblem(webhookUrl);
       if (refused) throw validationError([{ field: 'webhookUrl', message: refused }]);
@@ -128,43 +137,30 @@ export class TryOnService {
       );
       const location = input.statusUrl(genId);
       const headers = { Location: location, 'Content-Type': 'application/json; charset=utf-8' };
-      const body = await store.mutate((state) => {
-        const now = clock();
-        createGeneration(
-          state,
-          {
-            id: genId,
-            keyId: input.keyId,
-            engine: engine.id,
-            params: submission.params,
-            inputs: { selfie: selfie!, items },
-            retentionDays: limits.imageRetentionDays,
-            statusUrl: location,
-          },
-          now,
-        );
-        const text = JSON.stringify({
-          genId,
-          status: 'pending',
+      const replyBody = ({ creditsRemaining }: { creditsRemaining: number }) =>
+        JSON.stringify({ genId, status: 'pending', statusUrl: location, creditsRemaining });
+      const result = await state.submit(
+        {
+          id: genId,
+          keyId: input.keyId,
+          engine: engine.id,
+          params: submission.params,
+          inputs: { selfie: selfie!, items },
+          retentionDays: limits.imageRetentionDays,
           statusUrl: location,
-          creditsRemaining: accountSummary(state, now).creditsRemaining,
-        });
-        if (idempotencyKey)
-          rememberReply(
-            state,
-            { scope: input.lineageId, key: idempotencyKey, fingerprint: print, status: 202, headers, body: text },
-            now,
-            limits.idempotencyRetentionHours,
-          );
-        return text;
-      });
+        },
+        clock(),
+        claim && { claim, status: 202, headers, body: replyBody, retentionHours: limits.idempotencyRetentionHours },
+      );
+      submitted = true;
       runner.enqueue(genId);
-      return { status: 202, headers, body, replayed: false };
+      return { status: 202, headers, body: result.body ?? replyBody(result), replayed: false };
     } catch (error) {
       if (wroteFiles) await removeGenerationImages(store.dataDir, genId).catch(() => undefined);
       throw error;
     } finally {
-      if (admission?.kind === 'execute') admission.done();
+      // A submit that stored its reply freed the key with it; one that failed gives it up.
+      if (claim && !submitted) await state.release(claim);
     }
   }
 
@@ -213,7 +209,7 @@ export class TryOnService {
     const { store, runner, notifier, clock } = this.options;
     const found = this.find(id, viewer);
     if (isTerminal(found)) throw new ApiError('conflict', `The try-on ${id} is already ${found.status}.`);
-    await store.mutate((state) => cancelGeneration(state, id, clock()));
+    await this.options.state.cancel(id, clock());
     runner.cancel(id);
     notifier.publish(id);
     return this.find(id, viewer);
