@@ -47,8 +47,16 @@ export interface PgCluster {
   stop(): Promise<void>;
 }
 
+export interface PgClusterOptions {
+  /**
+   * Commits wait for the write-ahead log to reach the disk (fsync, synchronous_commit and full-page writes on, as a
+   * production server has them), for benchmarks; tests keep the default, which skips fsync for speed.
+   */
+  durable?: boolean;
+}
+
 /** Starts a cluster in a new temporary directory. */
-export async function startPgCluster(): Promise<PgCluster> {
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = findPostgres();
   if (!bin) throw new Error('PostgreSQL is not installed');
   const asRoot = process.getuid?.() === 0;
@@ -64,13 +72,12 @@ export async function startPgCluster(): Promise<PgCluster> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   await run(...as(join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']));
   // A test cluster trades durability for speed; the store's own durability is PostgreSQL's, not under test here.
+  const durability = options.durable ? [] : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off'];
   const settings = [
     `listen_addresses = ''`,
     `unix_socket_directories = '${socketDir}'`,
     `port = ${port}`,
-    'fsync = off',
-    'synchronous_commit = off',
-    'full_page_writes = off',
+    ...durability,
     'max_connections = 200',
     'shared_buffers = 32MB',
   ];
