@@ -244,19 +244,34 @@ export class PgState implements StateGateway {
       const record = await lockGeneration(sql, id);
       const status = decide(record);
       if (!status || !record) return false;
-      const lot = await reservedLot(sql, id);
-      await append(sql, now, { type: status === 'complete' ? 'capture' : 'release', amount: 1, lot, genId: id });
-      markSettled(record, status, now);
-      const lots = await sql.query<LotRow>('SELECT * FROM credit_lots');
-      const event = terminalEvent(record, summaryOf(lots.rows, now).creditsRemaining, now);
-      if (event) {
-        record.webhookEventId = event.id;
-        await sql.query('INSERT INTO webhook_events (id, gen_id, event, created_at) VALUES ($1, $2, $3, $4)', [event.id, id, event, now]);
-      }
-      await sql.query('UPDATE generations SET record = $2 WHERE id = $1', [id, record]);
+      await settleLocked(sql, record, status, now);
       return true;
     });
   }
+}
+
+/**
+ * Makes a pending try-on that the caller's transaction has locked terminal: the ledger entry that captures or
+ * releases its credit, the record (with any worker's lease on it ended), and its webhook event. PgState and the job
+ * queue (jobs.ts) settle through this one path.
+ */
+export async function settleLocked(
+  sql: Sql,
+  record: GenerationRecord,
+  status: Exclude<GenerationRecord['status'], 'pending'>,
+  now: Date,
+): Promise<void> {
+  const id = record.id;
+  const lot = await reservedLot(sql, id);
+  await append(sql, now, { type: status === 'complete' ? 'capture' : 'release', amount: 1, lot, genId: id });
+  markSettled(record, status, now);
+  const lots = await sql.query<LotRow>('SELECT * FROM credit_lots');
+  const event = terminalEvent(record, summaryOf(lots.rows, now).creditsRemaining, now);
+  if (event) {
+    record.webhookEventId = event.id;
+    await sql.query('INSERT INTO webhook_events (id, gen_id, event, created_at) VALUES ($1, $2, $3, $4)', [event.id, id, event, now]);
+  }
+  await sql.query('UPDATE generations SET record = $2, claimed_by = NULL, lease_until = NULL WHERE id = $1', [id, record]);
 }
 
 interface IdempotencyRow {
