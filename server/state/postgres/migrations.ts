@@ -13,6 +13,7 @@
 import type { Sql } from './db.ts';
 import { migration as credits } from './migrations/001-credits.ts';
 import { migration as jobs } from './migrations/002-jobs.ts';
+import { migration as images } from './migrations/003-images.ts';
 
 export interface Migration {
   version: number;
@@ -35,7 +36,7 @@ export class DatabaseNewerError extends Error {
 const MIGRATION_LOCK = 0x66726d69;
 
 /** Every migration, in order; each lives in its own file under migrations/ and is never changed once released. */
-export const MIGRATIONS: readonly Migration[] = [credits, jobs];
+export const MIGRATIONS: readonly Migration[] = [credits, jobs, images];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
