@@ -22,6 +22,7 @@ import { LowdbState } from './state/lowdb.ts';
 import { TryOnService } from './tryons/service.ts';
 import { VERSION } from './version.ts';
 import { RedemptionJournal } from './vouchers/journal.ts';
+import { LowdbDeliveries } from './webhooks/deliveries.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import type { LookupFn } from './webhooks/send.ts';
 
@@ -91,7 +92,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     log,
   });
   const webhooks = new WebhookDispatcher({
-    store,
+    deliveries: new LowdbDeliveries(store),
     clock,
     timeoutMs: config.webhookTimeoutMs,
     retrySeconds: config.webhookRetrySeconds,

@@ -1,22 +1,23 @@
 /**
- * Delivers the webhook outbox: picks due events (`pending`, `nextAttemptAt`
- * passed), at most `concurrency` at once, POSTs each event's stored body with
- * fresh Standard Webhooks headers, and records every attempt durably. State
- * lives in the store, so deliveries survive restarts: on start every pending
- * event is picked up, and an attempt cut short by a stop or a crash is simply
- * made again with the same `webhook-id`.
+ * Delivers the webhook outbox: claims due events (`pending`, `nextAttemptAt`
+ * passed) from its DeliveryStore, at most `concurrency` at once, POSTs each
+ * event's stored body with fresh Standard Webhooks headers, and records every
+ * attempt durably. State lives in the store, so deliveries survive restarts:
+ * on start every pending event is picked up, and an attempt cut short by a
+ * stop or a crash is simply made again with the same `webhook-id`. On a shared
+ * database each API process runs one; a claim keeps two from sending one
+ * event at once (deliveries.ts).
  */
 import { randomInt } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { newId } from '../kernel/ids.ts';
 import { AddressPolicy } from './address-policy.ts';
-import { pruneSettledEvents, recordAttempt } from './outbox.ts';
-import { ensureSecret, signingSecrets } from './secrets.ts';
+import type { DeliveryStore } from './deliveries.ts';
 import { destinationProblem, sendWebhook, systemLookup, type LookupFn, type SendOutcome } from './send.ts';
-import type { Store } from '../store/db.ts';
 import type { WebhookAttempt, WebhookEvent } from '../store/schema.ts';
 
 export interface DispatcherOptions {
-  store: Store;
+  deliveries: DeliveryStore;
   clock: () => Date;
   /** Per attempt: resolve, connect, send, response headers. */
   timeoutMs: number;
@@ -42,14 +43,20 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 
 /** The webhook delivery loop; start() after the store is open, stop() before it closes. */
 export class WebhookDispatcher {
+  /** Names this dispatcher's claims on a shared outbox. */
+  readonly id = newId('dsp');
   private readonly options: DispatcherOptions;
   private readonly policy: AddressPolicy;
   private readonly lookup: LookupFn;
   private readonly random: () => number;
+  /** How long a claim lasts: longer than any attempt (its timeout), so only a dead dispatcher's claim runs out. */
+  private readonly leaseSeconds: number;
   private readonly inFlight = new Map<string, AbortController>();
   private readonly settled = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | null = null;
   private running = false;
+  private scanning = false;
+  private scanAgain = false;
   private lastPrune = 0;
 
   /** Throws if an allow or deny range does not parse. */
@@ -58,13 +65,12 @@ export class WebhookDispatcher {
     this.policy = new AddressPolicy({ allow: options.allow, deny: options.deny });
     this.lookup = options.lookup ?? systemLookup;
     this.random = options.random ?? (() => randomInt(1_000_000) / 1_000_000);
+    this.leaseSeconds = Math.ceil(options.timeoutMs / 1000) * 2 + 30;
   }
 
   /** Makes sure a signing secret exists, then starts delivering (pending events first). */
   async start(): Promise<void> {
-    const { store, clock } = this.options;
-    if (!store.state.webhookSecrets.some((secret) => secret.expiresAt === undefined))
-      await store.mutate((state) => ensureSecret(state, clock()));
+    await this.options.deliveries.ensureSecret(this.options.clock());
     this.running = true;
     this.wake();
   }
@@ -77,7 +83,24 @@ export class WebhookDispatcher {
   /** Looks for due events now (after a terminal transition or a redelivery). */
   wake(): void {
     if (!this.running) return;
-    this.pump();
+    if (this.scanning) {
+      this.scanAgain = true;
+      return;
+    }
+    this.scanning = true;
+    this.scan()
+      .catch((error) => this.options.log('looking for due webhook events failed', error))
+      .finally(() => {
+        this.scanning = false;
+        if (this.scanAgain) {
+          this.scanAgain = false;
+          this.wake();
+        } else if (this.running && !this.timer) {
+          // A scan that failed tries again after the idle wait.
+          this.timer = setTimeout(() => this.wake(), IDLE_SCAN_MS);
+          this.timer.unref();
+        }
+      });
   }
 
   /** Stops: no new attempts; attempts in flight are abandoned unrecorded (they are made again on the next start). */
@@ -94,28 +117,22 @@ export class WebhookDispatcher {
     return this.inFlight.size;
   }
 
-  private pump(): void {
+  private async scan(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    const { deliveries, clock, concurrency = 8 } = this.options;
+    const now = clock();
+    this.prune(now.getTime());
+    let next = now.getTime() + IDLE_SCAN_MS;
+    // A full house is woken by the next attempt that ends.
+    const free = concurrency - this.inFlight.size;
+    if (free > 0) {
+      const { events, nextDueAt } = await deliveries.claimDue(this.id, now, free, this.leaseSeconds);
+      for (const event of events) this.begin(event);
+      if (nextDueAt !== null) next = Math.min(next, nextDueAt);
+    }
     if (!this.running) return;
-    const { store, clock, concurrency = 8 } = this.options;
-    const now = clock().getTime();
-    this.prune(now);
-    const due: WebhookEvent[] = [];
-    let next = now + IDLE_SCAN_MS;
-    for (const event of Object.values(store.state.webhookEvents)) {
-      if (event.state !== 'pending' || event.nextAttemptAt === null || this.inFlight.has(event.id)) continue;
-      const at = Date.parse(event.nextAttemptAt);
-      if (at <= now) due.push(event);
-      else next = Math.min(next, at);
-    }
-    due.sort((a, b) => (a.nextAttemptAt! < b.nextAttemptAt! ? -1 : a.nextAttemptAt! > b.nextAttemptAt! ? 1 : 0));
-    for (const event of due) {
-      // A full house is woken by the next attempt that ends.
-      if (this.inFlight.size >= concurrency) break;
-      this.begin(event);
-    }
-    this.timer = setTimeout(() => this.pump(), Math.max(0, next - now));
+    this.timer = setTimeout(() => this.wake(), Math.max(0, next - now.getTime()));
     this.timer.unref();
   }
 
@@ -133,11 +150,9 @@ export class WebhookDispatcher {
   }
 
   private async attempt(id: string, url: string, body: string, controller: AbortController): Promise<void> {
-    const { store, clock, timeoutMs, retrySeconds, version } = this.options;
+    const { deliveries, clock, timeoutMs, retrySeconds, version } = this.options;
     const at = clock();
-    const signature = signingSecrets(store.state, at)
-      .map((secret) => new Webhook(secret).sign(id, at, body))
-      .join(' ');
+    const signature = (await deliveries.signingSecrets(at)).map((secret) => new Webhook(secret).sign(id, at, body)).join(' ');
     const started = performance.now();
     const outcome: SendOutcome = await sendWebhook({
       url,
@@ -154,23 +169,21 @@ export class WebhookDispatcher {
       lookup: this.lookup,
       signal: controller.signal,
     });
-    if ('error' in outcome && outcome.error === 'aborted') return;
+    if ('error' in outcome && outcome.error === 'aborted') {
+      await deliveries.abandon(id, this.id);
+      return;
+    }
     const record: WebhookAttempt = { at: at.toISOString(), durationMs: Math.round(performance.now() - started) };
     if ('status' in outcome) record.status = outcome.status;
     else record.error = outcome.error;
-    await store.mutate((state) => recordAttempt(state, id, record, clock(), retrySeconds, this.random));
+    await deliveries.recordAttempt(id, this.id, record, clock(), retrySeconds, this.random);
   }
 
   private prune(now: number): void {
     if (now - this.lastPrune < PRUNE_EVERY_MS) return;
     this.lastPrune = now;
-    const before = new Date(now - this.options.keepSettledMs);
-    const stale = Object.values(this.options.store.state.webhookEvents).some(
-      (event) => event.state !== 'pending' && Date.parse(event.createdAt) < before.getTime(),
-    );
-    if (!stale) return;
-    this.options.store
-      .mutate((state) => pruneSettledEvents(state, before))
+    this.options.deliveries
+      .prune(new Date(now - this.options.keepSettledMs))
       .catch((error) => this.options.log('pruning webhook events failed', error));
   }
 }

@@ -95,6 +95,17 @@ export function recordAttempt(
 ): WebhookEvent | null {
   const event = state.webhookEvents[eventId];
   if (!event || event.state !== 'pending') return null;
+  return applyAttempt(event, attempt, now, retrySeconds, random);
+}
+
+/** `recordAttempt` on the event itself, wherever a store keeps it; the event must be pending. */
+export function applyAttempt(
+  event: WebhookEvent,
+  attempt: WebhookAttempt,
+  now: Date,
+  retrySeconds: readonly number[],
+  random: () => number,
+): WebhookEvent {
   event.attempts.push(attempt);
   const status = attempt.status;
   if (status !== undefined && status >= 200 && status < 300) return settle(event, 'delivered');

@@ -137,8 +137,25 @@ CREATE TABLE webhook_events (
   gen_id text NOT NULL REFERENCES generations (id),
   event jsonb NOT NULL,
   created_at timestamptz NOT NULL,
-  CHECK (event ->> 'id' = id)
+  delivery_state text GENERATED ALWAYS AS (event ->> 'state') STORED
+    CHECK (delivery_state IN ('pending', 'delivered', 'failed', 'gone')),
+  -- Kept equal to the event's nextAttemptAt by a trigger (a text-to-time cast cannot be a generated column).
+  next_attempt_at timestamptz,
+  -- The dispatcher sending it now, until when; a claim that runs out (its process died) may be taken.
+  claimed_by text,
+  lease_until timestamptz,
+  CHECK (event ->> 'id' = id),
+  CHECK ((claimed_by IS NULL) = (lease_until IS NULL)),
+  CHECK (delivery_state = 'pending' OR claimed_by IS NULL)
 );
 CREATE UNIQUE INDEX webhook_events_one_terminal ON webhook_events (gen_id);
+CREATE INDEX webhook_events_due ON webhook_events (next_attempt_at) WHERE delivery_state = 'pending';
+
+CREATE FUNCTION webhook_event_due() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.next_attempt_at := (NEW.event ->> 'nextAttemptAt')::timestamptz;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER webhook_event_due BEFORE INSERT OR UPDATE ON webhook_events FOR EACH ROW EXECUTE FUNCTION webhook_event_due();
 `,
 };
