@@ -5,7 +5,7 @@
  * transaction instead of breaking the books.
  */
 import { randomUUID } from 'node:crypto';
-import type { AccountSummary } from '../../credits/ledger.ts';
+import { noCredits, type AccountSummary } from '../../credits/ledger.ts';
 import type { LedgerPage } from '../../credits/history.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
@@ -147,7 +147,7 @@ export class PgState implements StateGateway {
       await expireDue(sql, lots, now);
       const summary = summaryOf(lots, now);
       const lot: CreditLot | null = summary.trialCreditsRemaining > 0 ? 'trial' : lotOf(lots, 'paid').available > 0 ? 'paid' : null;
-      if (lot === null) throw new ApiError('insufficient_credits', 'No credits are available: redeem a credit pack to continue.');
+      if (lot === null) throw noCredits();
       await append(sql, now, { type: 'reserve', amount: 1, lot, genId: input.id });
       const record = newGenerationRecord(input, now);
       await sql.query('INSERT INTO generations (id, record) VALUES ($1, $2)', [record.id, record]);
