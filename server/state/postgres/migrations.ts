@@ -14,6 +14,7 @@ import type { Sql } from './db.ts';
 import { migration as credits } from './migrations/001-credits.ts';
 import { migration as jobs } from './migrations/002-jobs.ts';
 import { migration as images } from './migrations/003-images.ts';
+import { migration as accounts } from './migrations/004-accounts.ts';
 
 export interface Migration {
   version: number;
@@ -36,7 +37,7 @@ export class DatabaseNewerError extends Error {
 const MIGRATION_LOCK = 0x66726d69;
 
 /** Every migration, in order; each lives in its own file under migrations/ and is never changed once released. */
-export const MIGRATIONS: readonly Migration[] = [credits, jobs, images];
+export const MIGRATIONS: readonly Migration[] = [credits, jobs, images, accounts];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
