@@ -6,7 +6,11 @@
 import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { defaultDataDir } from './config.ts';
+import { defaultDataDir, loadConfig } from './config.ts';
+import { builtinEngineSpecs } from './engines/builtin.ts';
+import type { EngineSpec } from './engines/types.ts';
+import { DatabaseNewerError } from './state/postgres/migrations.ts';
+import { startWorker } from './worker.ts';
 import { ApiError } from './kernel/errors.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey } from './keys/api-keys.ts';
 import { DataDirLockedError, Store } from './store/db.ts';
@@ -15,6 +19,8 @@ import { generateIssuerKey, mintVoucher, type MintOptions } from './vouchers/vou
 
 const USAGE = `usage:
   fittingroom serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--engine-workers N]
+  fittingroom worker --database postgres://… [--images-dir DIR] [--engine-workers N]
+      (or FITTINGROOM_DATABASE_URL; a GPU worker: engines, no HTTP API)
   fittingroom keys create --name NAME [--scope standard|admin] [--data-dir DIR]
   fittingroom keys list [--data-dir DIR] [--json]
   fittingroom keys revoke KEY_ID [--data-dir DIR]
@@ -140,6 +146,43 @@ async function vouchers(command: string | undefined, args: string[]): Promise<vo
   }
 }
 
+/** Runs engines for a shared database until SIGINT or SIGTERM, which give back what it runs. */
+async function worker(args: string[]): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(args);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (!config.database) throw new UsageError('a worker needs --database postgres://… (or FITTINGROOM_DATABASE_URL)');
+  const extra = process.env.FITTINGROOM_ENGINES ? (JSON.parse(process.env.FITTINGROOM_ENGINES) as EngineSpec[]) : [];
+  const running = await startWorker({
+    config,
+    database: config.database,
+    engines: [...(config.builtinEngines ? builtinEngineSpecs() : []), ...extra],
+  }).catch((error: unknown) => {
+    throw error instanceof DatabaseNewerError ? new CommandError(error.message) : error;
+  });
+  const where = config.imagesDir ? `images in ${config.imagesDir}` : 'images in the database';
+  console.log(`fittingroom worker ${running.id}: running ${running.engines.join(', ') || 'no engine (none is ready here)'}; ${where}`);
+  process.send?.({ type: 'ready', id: running.id, engines: running.engines });
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    console.log(`fittingroom worker: ${signal}, giving back running try-ons…`);
+    running.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error('fittingroom worker: shutdown failed', error);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
 class UsageError extends Error {}
 class CommandError extends Error {}
 
@@ -150,6 +193,7 @@ async function main(argv: string[]): Promise<void> {
     await import('./index.ts');
     return;
   }
+  if (group === 'worker') return worker(argv.slice(1));
   if (group === 'keys') return keys(command, rest);
   if (group === 'vouchers') {
     return vouchers(command, rest).catch((error: unknown) => {

@@ -10,6 +10,13 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /**
+   * A PostgreSQL connection string (`--database`, FITTINGROOM_DATABASE_URL): the shop's state is shared there by
+   * several machines. Today GPU workers use it (`fittingroom worker`); the HTTP API still runs on `dataDir`.
+   */
+  database: string | null;
+  /** On a shared database: a directory every node mounts for images, instead of keeping them in PostgreSQL. */
+  imagesDir: string | null;
   /** Absolute base for URLs in replies (statusUrl, imageUrl); default: from the request's Host. */
   publicBaseUrl: string | null;
   /** Names the appliance answers to beyond its own (see api/middleware/host-check.ts). */
@@ -96,6 +103,8 @@ export function defaultConfig(overrides: Partial<Config> = {}): Config {
     host: '127.0.0.1',
     port: 8787,
     dataDir: defaultDataDir(),
+    database: null,
+    imagesDir: null,
     publicBaseUrl: null,
     allowedHosts: [],
     bodyLimitBytes: 50 * 1024 * 1024,
@@ -138,6 +147,8 @@ const FLAGS = {
   port: 'port',
   host: 'host',
   'data-dir': 'dataDir',
+  database: 'database',
+  'images-dir': 'imagesDir',
   'public-url': 'publicBaseUrl',
   'allowed-hosts': 'allowedHosts',
   'trial-credits': 'trialCredits',
@@ -175,8 +186,8 @@ function setValue(config: Config, key: keyof Config, raw: string, origin: string
     const value = Number(raw);
     if (!Number.isFinite(value) || value < 0) throw new Error(`${origin} must be a non-negative number, got "${raw}"`);
     (config as unknown as Record<string, unknown>)[key] = value;
-  } else if (key === 'dataDir') {
-    config.dataDir = resolve(raw);
+  } else if (key === 'dataDir' || key === 'imagesDir') {
+    config[key] = resolve(raw);
   } else {
     (config as unknown as Record<string, unknown>)[key] = raw;
   }
@@ -186,7 +197,8 @@ function setValue(config: Config, key: keyof Config, raw: string, origin: string
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
   const config = defaultConfig();
   for (const [flag, key] of Object.entries(FLAGS)) {
-    const name = `FITTINGROOM_${flag.toUpperCase().replaceAll('-', '_')}`;
+    // A connection string is a URL, and named as one.
+    const name = flag === 'database' ? 'FITTINGROOM_DATABASE_URL' : `FITTINGROOM_${flag.toUpperCase().replaceAll('-', '_')}`;
     const value = env[name];
     if (value !== undefined && value !== '') setValue(config, key, value, name);
   }

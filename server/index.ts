@@ -17,6 +17,12 @@ interface ParentPort {
 
 async function main(): Promise<void> {
   const config = loadConfig(process.argv.slice(2));
+  if (config.database) {
+    throw new Error(
+      '--database (FITTINGROOM_DATABASE_URL): the HTTP API does not run on PostgreSQL yet (issue 16); ' +
+        'serve keeps its state in --data-dir, and `fittingroom worker --database …` runs GPU workers on a shared database',
+    );
+  }
   const extra = process.env.FITTINGROOM_ENGINES
     ? (JSON.parse(process.env.FITTINGROOM_ENGINES) as ReturnType<typeof builtinEngineSpecs>)
     : [];

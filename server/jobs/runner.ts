@@ -34,7 +34,8 @@ import { convertImage } from '../engines/encode.ts';
 import { isStorageFailure } from '../kernel/errors.ts';
 import { findGeneration, type Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
-import type { GenerationRecord } from '../store/schema.ts';
+import type { GenerationRecord, StoredImage } from '../store/schema.ts';
+import type { ImageFormat } from '../kernel/vocabulary.ts';
 
 /** Waits between tries of a write the disk refused: doubling from the first to the last. */
 const STORAGE_RETRY_MS = { first: 250, last: 2000 };
@@ -231,29 +232,7 @@ export class JobRunner {
 
   private request(record: GenerationRecord, workDir: string): EngineRequest {
     const { dataDir } = this.options.store;
-    const inputs = record.inputs;
-    if (!inputs) throw new EngineError('engine_failed', 'The inputs of this try-on were erased.');
-    const ref = (image: typeof inputs.selfie) => ({
-      path: join(dataDir, image.file),
-      format: image.format,
-      width: image.width,
-      height: image.height,
-    });
-    const request: EngineRequest = {
-      genId: record.id,
-      selfie: ref(inputs.selfie),
-      items: inputs.items.map(ref),
-      categories: record.params.categories,
-      size: record.params.size,
-      personSize: record.params.personSize,
-      fit: record.params.fit,
-      styling: record.params.styling,
-      outputFormat: record.params.outputFormat,
-      workDir,
-    };
-    if (record.params.occasion !== undefined) request.occasion = record.params.occasion;
-    if (record.params.seed !== undefined) request.seed = record.params.seed;
-    return request;
+    return engineRequest(record, (image) => join(dataDir, image.file), workDir);
   }
 
   private async finish(id: string, result: EngineResult): Promise<void> {
@@ -261,13 +240,7 @@ export class JobRunner {
     const record = store.state.generations[id];
     if (!record) return;
     const format = record.params.outputFormat;
-    // Encoded once: an engine that gave the asked-for format is stored as it is (its size read from the header).
-    const probe =
-      result.format === format ? probeImage(Buffer.from(result.image.buffer, result.image.byteOffset, result.image.length)) : null;
-    const image =
-      probe && probe.format === format
-        ? { bytes: result.image, width: probe.width, height: probe.height }
-        : await convertImage(result.image, format);
+    const image = await resultImage(result, format);
     const stored = await this.durably(() =>
       storeImage(store.dataDir, id, 'result', { bytes: image.bytes, format, width: image.width, height: image.height }),
     );
@@ -337,4 +310,38 @@ export class JobRunner {
       }
     }
   }
+}
+
+/** What an engine is asked to do for a try-on; `pathOf` says where each input image is on this machine's disk. */
+export function engineRequest(record: GenerationRecord, pathOf: (image: StoredImage) => string, workDir: string): EngineRequest {
+  const inputs = record.inputs;
+  if (!inputs) throw new EngineError('engine_failed', 'The inputs of this try-on were erased.');
+  const ref = (image: StoredImage) => ({ path: pathOf(image), format: image.format, width: image.width, height: image.height });
+  const request: EngineRequest = {
+    genId: record.id,
+    selfie: ref(inputs.selfie),
+    items: inputs.items.map(ref),
+    categories: record.params.categories,
+    size: record.params.size,
+    personSize: record.params.personSize,
+    fit: record.params.fit,
+    styling: record.params.styling,
+    outputFormat: record.params.outputFormat,
+    workDir,
+  };
+  if (record.params.occasion !== undefined) request.occasion = record.params.occasion;
+  if (record.params.seed !== undefined) request.seed = record.params.seed;
+  return request;
+}
+
+/** An engine's result in the format the try-on asked for, encoded once: one already in it is kept as it is. */
+export async function resultImage(
+  result: EngineResult,
+  format: ImageFormat,
+): Promise<{ bytes: Uint8Array; width: number; height: number }> {
+  const probe =
+    result.format === format ? probeImage(Buffer.from(result.image.buffer, result.image.byteOffset, result.image.length)) : null;
+  return probe && probe.format === format
+    ? { bytes: result.image, width: probe.width, height: probe.height }
+    : convertImage(result.image, format);
 }

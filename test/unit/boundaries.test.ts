@@ -124,6 +124,7 @@ const FLOORS = [
   'http-app.ts', // createApp(deps): the Express app
   'services.ts', // the features wired into AppDeps around a store and an engine catalogue
   'appliance.ts', // the composition
+  'worker.ts', // a GPU worker on a shared database: engines and the claim loop, no HTTP
   'index.ts', // the headless server's entry
   'cli.ts', // `fittingroom serve|keys|vouchers`: serve starts index.ts
 ];
