@@ -18,6 +18,7 @@ import { createKey, generateKey } from './keys/api-keys.ts';
 import { Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
 import { StateReads } from './reads.ts';
+import { LowdbAccounts } from './state/lowdb-accounts.ts';
 import { LowdbState } from './state/lowdb.ts';
 import { TryOnService } from './tryons/service.ts';
 import { VERSION } from './version.ts';
@@ -136,6 +137,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     config,
     store,
     reads: new StateReads(store, archive, clock),
+    accounts: new LowdbAccounts(store),
     archive,
     engines,
     runner,

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type { FramingGuide } from '../gui/framing.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
+import type { AccountStore } from '../state/accounts.ts';
 import type { Archive } from '../store/archive.ts';
 import type { StateReads } from '../reads.ts';
 import type { Store } from '../store/db.ts';
@@ -20,6 +21,8 @@ export interface AppDeps {
   store: Store;
   /** What routes and middleware read, named for what it is for (never the state document itself). */
   reads: StateReads;
+  /** Keys (and, next, the installation, webhook secrets, the GUI's sessions and catalogue) on any store. */
+  accounts: AccountStore;
   archive: Archive;
   engines: EngineCatalog;
   runner: JobRunner;
