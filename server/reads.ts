@@ -1,13 +1,14 @@
 /**
  * What the HTTP layer reads, each read named for what it is for. Routes, the API-key middleware and the GUI's
  * server side read through here and never the state document itself; writes stay `store.mutate(fn)` calls on
- * the features' own functions. The features that own a part of the state (the try-on service, the job runner,
+ * the features' own functions, or go through the stores of issue 16 (AppDeps.accounts and .state), which also
+ * answer the reads that have moved to them (keys, the ledger, the webhook secret). The features that own a part of the state (the try-on service, the job runner,
  * the webhook dispatcher, retention) read it themselves. A second kind of store (issue 16) answers these reads.
  *
  * Every read sees committed state only (Store.state is the last durable document), so nothing here shows a
  * change that a crash could still lose.
  */
-import { allGenerations, allLedgerEntries, ledgerPage, type LedgerPage } from './credits/history.ts';
+import { allGenerations, allLedgerEntries } from './credits/history.ts';
 import { accountSummary, type AccountSummary } from './credits/ledger.ts';
 import { usageReport, type UsageQuery, type UsageReport } from './credits/usage.ts';
 import { findGarment } from './gui/catalogue.ts';
@@ -16,9 +17,8 @@ import { sharedTryOn } from './gui/share.ts';
 import { findActiveKey } from './keys/api-keys.ts';
 import { findGeneration, type Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
-import type { ApiKeyRecord, CatalogueGarment, GenerationRecord, GuiSession, WebhookEvent, WebhookSecret } from './store/schema.ts';
+import type { ApiKeyRecord, CatalogueGarment, GenerationRecord, GuiSession, WebhookEvent } from './store/schema.ts';
 import { eventsOf } from './webhooks/outbox.ts';
-import { currentSecret, secretView, type SecretView } from './webhooks/secrets.ts';
 
 export class StateReads {
   constructor(
@@ -30,11 +30,6 @@ export class StateReads {
   /** The key a bearer secret names, if it is known, not revoked and not past its grace period. */
   activeKey(secret: string): ApiKeyRecord | undefined {
     return findActiveKey(this.store.state, secret, this.clock());
-  }
-
-  /** Every key ever made, revoked ones too (never their secrets: only hashes are stored). */
-  keys(): readonly ApiKeyRecord[] {
-    return this.store.state.keys;
   }
 
   /** The installation's id, which vouchers are bound to; null before the first start has written it. */
@@ -51,21 +46,6 @@ export class StateReads {
   usage(query: UsageQuery): UsageReport {
     const state = this.store.state;
     return usageReport(query, allGenerations(state, this.archive), allLedgerEntries(state, this.archive));
-  }
-
-  /** A page of the ledger, newest first, before the entry number `before` (null: from the newest). */
-  ledger(before: number | null, limit: number): LedgerPage {
-    return ledgerPage(this.store.state, this.archive, before, limit);
-  }
-
-  /** The webhook signing secret in use, if one was made yet. */
-  webhookSecret(): WebhookSecret | undefined {
-    return currentSecret(this.store.state);
-  }
-
-  /** How a secret is shown: with the previous one while both are valid. */
-  webhookSecretView(secret: WebhookSecret): SecretView {
-    return secretView(secret, this.store.state, this.clock());
   }
 
   /** The webhook events of one try-on, oldest first. */

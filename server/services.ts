@@ -138,6 +138,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     store,
     reads: new StateReads(store, archive, clock),
     accounts: new LowdbAccounts(store),
+    state,
     archive,
     engines,
     runner,

@@ -7,6 +7,7 @@ import type { FramingGuide } from '../gui/framing.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
 import type { AccountStore } from '../state/accounts.ts';
+import type { StateGateway } from '../state/types.ts';
 import type { Archive } from '../store/archive.ts';
 import type { StateReads } from '../reads.ts';
 import type { Store } from '../store/db.ts';
@@ -23,6 +24,8 @@ export interface AppDeps {
   reads: StateReads;
   /** Keys (and, next, the installation, webhook secrets, the GUI's sessions and catalogue) on any store. */
   accounts: AccountStore;
+  /** Credits, vouchers and try-ons' state changes on any store (submit and cancel go through `tryOns`). */
+  state: StateGateway;
   archive: Archive;
   engines: EngineCatalog;
   runner: JobRunner;

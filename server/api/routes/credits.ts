@@ -4,13 +4,12 @@ import { ApiError, validationError } from '../../kernel/errors.ts';
 import { requireScope } from '../middleware/api-key.ts';
 import { parseUsageQuery } from '../../credits/usage.ts';
 import type { AppDeps } from '../deps.ts';
-import { redeemVoucher } from '../../vouchers/redeem.ts';
 import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from '../../vouchers/voucher.ts';
 
 const LEDGER_LIMIT = { default: 100, max: 500 };
 
 /** Routes under /api/v1 for vouchers, usage and the ledger. Throws at start-up on a bad trusted issuer key. */
-export function creditRoutes({ store, reads, clock, config, vouchersRedeemed, log }: AppDeps): Router {
+export function creditRoutes({ state, reads, clock, config, vouchersRedeemed, log }: AppDeps): Router {
   const issuers = trustedIssuers(config.trustedIssuerKeys);
   const router = Router();
 
@@ -30,7 +29,7 @@ export function creditRoutes({ store, reads, clock, config, vouchersRedeemed, lo
       throw new ApiError('conflict', `The voucher ${voucher.id} was already redeemed on this installation.`);
     const keyId = req.auth!.key.id;
     const now = clock();
-    const redemption = await store.mutate((state) => redeemVoucher(state, voucher, keyId, now));
+    const redemption = await state.redeemVoucher(voucher, keyId, now);
     // The credit is in: a journal write that fails now is made at the next start, from the state.
     await vouchersRedeemed.add(voucher.id, now).catch((error) => log(`recording voucher ${voucher.id} in the journal failed`, error));
     res.json(redemption);
@@ -41,7 +40,7 @@ export function creditRoutes({ store, reads, clock, config, vouchersRedeemed, lo
     res.json(reads.usage(query));
   });
 
-  router.get('/ledger', requireScope('admin'), (req, res) => {
+  router.get('/ledger', requireScope('admin'), async (req, res) => {
     const query = req.query as Record<string, unknown>;
     const limit = query.limit === undefined ? LEDGER_LIMIT.default : Number(query.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > LEDGER_LIMIT.max) {
@@ -51,7 +50,7 @@ export function creditRoutes({ store, reads, clock, config, vouchersRedeemed, lo
     if (cursor !== undefined && (typeof cursor !== 'string' || !/^[1-9][0-9]{0,14}$/.test(cursor))) {
       throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
     }
-    const page = reads.ledger(cursor === undefined ? null : Number(cursor), limit);
+    const page = await state.ledgerPage(cursor === undefined ? null : Number(cursor), limit);
     res.json({ data: page.entries, nextCursor: page.nextBefore === null ? null : String(page.nextBefore) });
   });
 

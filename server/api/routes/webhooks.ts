@@ -4,24 +4,18 @@ import type { AppDeps } from '../deps.ts';
 import { requireScope } from '../middleware/api-key.ts';
 import { viewerOf } from '../request-context.ts';
 import { deliveryView, redeliverEvent } from '../../webhooks/outbox.ts';
-import { ensureSecret, rotateSecret, secretView } from '../../webhooks/secrets.ts';
 
 /** Routes under /api/v1 for webhooks. */
 export function webhookRoutes(deps: AppDeps): Router {
-  const { store, reads, tryOns, clock, config, webhooks } = deps;
+  const { store, reads, accounts, tryOns, clock, config, webhooks } = deps;
   const router = Router();
 
   router.get('/webhooks/secret', requireScope('admin'), async (_req, res) => {
-    const current = reads.webhookSecret() ?? (await store.mutate((state) => ensureSecret(state, clock())));
-    res.json(reads.webhookSecretView(current));
+    res.json(await accounts.webhookSecretView(clock()));
   });
 
   router.post('/webhooks/secret/rotate', requireScope('admin'), async (_req, res) => {
-    const view = await store.mutate((state) => {
-      const now = clock();
-      return secretView(rotateSecret(state, now, config.webhookSecretOverlapHours), state, now);
-    });
-    res.json(view);
+    res.json(await accounts.rotateWebhookSecret(clock(), config.webhookSecretOverlapHours));
   });
 
   router.get('/try-on/:genId/webhook-deliveries', (req, res) => {
