@@ -20,6 +20,7 @@ import { webhookRoutes } from './api/routes/webhooks.ts';
 import { guiPages } from './api/routes/gui-pages.ts';
 import { guiRoutes } from './api/routes/gui.ts';
 import { takeHomeRoutes } from './api/routes/take.ts';
+import { activeKeyFor } from './state/accounts.ts';
 
 /** Builds the appliance's HTTP app. */
 export type { AppDeps };
@@ -36,7 +37,13 @@ export function createApp(deps: AppDeps): Express {
   const api = express.Router();
   api.use(healthRoutes(deps));
   // The GUI's session cookie signs in as its admin key: the middleware is given that, and knows no feature.
-  api.use(apiKey({ activeKey: (secret) => deps.reads.activeKey(secret), clock: deps.clock, sessions: deps.reads.sessionAuth() }));
+  api.use(
+    apiKey({
+      activeKey: (secret) => activeKeyFor(deps.accounts, secret, deps.clock()),
+      clock: deps.clock,
+      sessions: deps.reads.sessionAuth(),
+    }),
+  );
   // Rate limiting comes before the body is read, so a flood costs no parsing.
   api.post('/try-on', rateLimit({ perMinute: deps.config.submitsPerMinute, clock: deps.clock }));
   api.use(jsonBody({ limitBytes: deps.config.bodyLimitBytes }));

@@ -14,7 +14,6 @@ import { usageReport, type UsageQuery, type UsageReport } from './credits/usage.
 import { findGarment } from './gui/catalogue.ts';
 import { findSession, guiSessionAuth } from './gui/session.ts';
 import { sharedTryOn } from './gui/share.ts';
-import { findActiveKey } from './keys/api-keys.ts';
 import { findGeneration, type Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
 import type { ApiKeyRecord, CatalogueGarment, GenerationRecord, GuiSession, WebhookEvent } from './store/schema.ts';
@@ -26,11 +25,6 @@ export class StateReads {
     private readonly archive: Archive,
     private readonly clock: () => Date,
   ) {}
-
-  /** The key a bearer secret names, if it is known, not revoked and not past its grace period. */
-  activeKey(secret: string): ApiKeyRecord | undefined {
-    return findActiveKey(this.store.state, secret, this.clock());
-  }
 
   /** The installation's id, which vouchers are bound to; null before the first start has written it. */
   installationId(): string | null {

@@ -36,21 +36,36 @@ export function limitConnections(server: Server, limits: { total: number; perAdd
 /**
  * Cuts off a request whose body sends nothing for `idleMs`: a 408 if nothing was answered yet, then the
  * connection closes. A body arriving slowly but steadily (a big photo on a poor link) is not affected.
+ *
+ * It watches the bytes the socket has read rather than listening for the body's data, which would start the body
+ * flowing before a parser listens: a middleware that waits on a store (the API key's lookup) would lose it.
  */
 export function bodyIdleTimeout(idleMs: number): RequestHandler {
   return (req, res, next) => {
     const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
     if (!hasBody || req.readableEnded) return next();
-    const timer = setTimeout(() => {
-      if (!res.headersSent) {
-        const problem = new ApiError('request_timeout', `The request body stopped arriving for ${Math.round(idleMs / 1000)} s.`);
-        res.writeHead(problem.status, { 'Content-Type': 'application/problem+json', Connection: 'close' });
-        res.end(JSON.stringify(problem.toProblem(req.requestId ?? 'unknown')));
-      }
-      req.socket.destroySoon();
-    }, idleMs);
-    req.on('data', () => timer.refresh());
-    const stop = () => clearTimeout(timer);
+    const socket = req.socket;
+    let read = socket.bytesRead;
+    let lastProgress = Date.now();
+    const check = setInterval(
+      () => {
+        if (socket.bytesRead !== read) {
+          read = socket.bytesRead;
+          lastProgress = Date.now();
+          return;
+        }
+        if (Date.now() - lastProgress < idleMs) return;
+        stop();
+        if (!res.headersSent) {
+          const problem = new ApiError('request_timeout', `The request body stopped arriving for ${Math.round(idleMs / 1000)} s.`);
+          res.writeHead(problem.status, { 'Content-Type': 'application/problem+json', Connection: 'close' });
+          res.end(JSON.stringify(problem.toProblem(req.requestId ?? 'unknown')));
+        }
+        socket.destroySoon();
+      },
+      Math.max(10, Math.floor(idleMs / 4)),
+    );
+    const stop = () => clearInterval(check);
     req.once('end', stop);
     req.once('close', stop);
     next();

@@ -16,7 +16,7 @@
  * What is returned is a copy: changing it changes nothing stored.
  */
 import { ApiError, validationError, type FieldError } from '../kernel/errors.ts';
-import { isKeyActive } from '../keys/api-keys.ts';
+import { hashKey, isKeyActive, isWellFormedKey } from '../keys/api-keys.ts';
 import type { ApiKeyRecord, CatalogueGarment, GuiSession, KeyScope, WebhookSecret } from '../store/schema.ts';
 import type { SecretView } from '../webhooks/secrets.ts';
 
@@ -254,4 +254,9 @@ export function checkCodesUnique(others: Iterable<CodeHolder>, id: string, codes
 export function checkChangedGarment(after: CatalogueGarment, before: CatalogueGarment): CatalogueGarment {
   if (after.id !== before.id || after.createdAt !== before.createdAt) throw new Error('a garment change cannot change its id or createdAt');
   return withoutEmptyCodes(after);
+}
+
+/** The active key a presented bearer secret names, if any: a malformed secret is never looked up. */
+export async function activeKeyFor(accounts: AccountStore, secret: string, now: Date): Promise<ApiKeyRecord | undefined> {
+  return isWellFormedKey(secret) ? accounts.activeKeyByHash(hashKey(secret), now) : undefined;
 }

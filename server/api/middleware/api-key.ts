@@ -15,7 +15,7 @@ export interface SessionAuth {
 
 export interface ApiKeyOptions {
   /** The key a bearer secret names, if it is active (known, not revoked, not past its grace period). */
-  activeKey: (secret: string) => ApiKeyRecord | undefined;
+  activeKey: (secret: string) => Promise<ApiKeyRecord | undefined> | ApiKeyRecord | undefined;
   clock: () => Date;
   /** Without it, only `Authorization: Bearer` authenticates. */
   sessions?: SessionAuth;
@@ -52,13 +52,18 @@ export function apiKey({ activeKey, clock, sessions }: ApiKeyOptions): RequestHa
       next(new ApiError('unauthorized', 'Send an API key as "Authorization: Bearer <key>".'));
       return;
     }
-    const record = activeKey(match[1]!);
-    if (!record) {
-      next(new ApiError('unauthorized', 'The API key is unknown, revoked or expired.'));
-      return;
-    }
-    req.auth = { key: record };
-    next();
+    const authenticate = (record: ApiKeyRecord | undefined) => {
+      if (!record) {
+        next(new ApiError('unauthorized', 'The API key is unknown, revoked or expired.'));
+        return;
+      }
+      req.auth = { key: record };
+      next();
+    };
+    // A store on a database answers later; one in memory at once (and the request goes on in the same tick).
+    const found = activeKey(match[1]!);
+    if (found instanceof Promise) found.then(authenticate, next);
+    else authenticate(found);
   };
 }
 

@@ -45,6 +45,7 @@ import {
 } from '../../gui/session.ts';
 import type { GuiChoices, GuiSettings, SessionInfo } from '../../gui/contract.ts';
 import { isOneOf } from '../../kernel/vocabulary.ts';
+import { activeKeyFor } from '../../state/accounts.ts';
 
 /** Refuses a sign-in posted from another site (a login CSRF). */
 function checkSameSite(req: Request): void {
@@ -65,9 +66,9 @@ const CHOICES = ['eraseOnNewCustomer', 'autoCapture'] as const satisfies readonl
 
 /** The router mounted at /gui/api. */
 export function guiRoutes(deps: AppDeps): Router {
-  const { store, reads, clock, config, tryOns } = deps;
+  const { store, reads, accounts, clock, config, tryOns } = deps;
   const sessions = reads.sessionAuth();
-  const keys = { activeKey: (secret: string) => reads.activeKey(secret), clock, sessions };
+  const keys = { activeKey: (secret: string) => activeKeyFor(accounts, secret, clock()), clock, sessions };
   const launchToken = deps.guiLaunchToken ?? null;
   const throttle = new PinThrottle(store);
   const body = jsonBody({ limitBytes: config.bodyLimitBytes });
@@ -102,7 +103,7 @@ export function guiRoutes(deps: AppDeps): Router {
     let newPinHash: string | null = null;
     const via = fields.method;
     if (via === 'key') {
-      const key = typeof fields.key === 'string' ? reads.activeKey(fields.key.trim()) : undefined;
+      const key = typeof fields.key === 'string' ? await activeKeyFor(accounts, fields.key.trim(), now) : undefined;
       if (!key) throw new ApiError('unauthorized', 'That admin key is unknown, revoked or expired.');
       if (key.scope !== 'admin') throw new ApiError('forbidden', 'Staff sign in with an admin key; this one is a standard key.');
       if (fields.newPin !== undefined) newPinHash = await hashPin(checkPinShape(fields.newPin));
