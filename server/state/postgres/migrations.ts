@@ -15,6 +15,7 @@ import { migration as credits } from './migrations/001-credits.ts';
 import { migration as jobs } from './migrations/002-jobs.ts';
 import { migration as images } from './migrations/003-images.ts';
 import { migration as accounts } from './migrations/004-accounts.ts';
+import { migration as shopMove } from './migrations/005-shop-move.ts';
 
 export interface Migration {
   version: number;
@@ -37,7 +38,7 @@ export class DatabaseNewerError extends Error {
 const MIGRATION_LOCK = 0x66726d69;
 
 /** Every migration, in order; each lives in its own file under migrations/ and is never changed once released. */
-export const MIGRATIONS: readonly Migration[] = [credits, jobs, images, accounts];
+export const MIGRATIONS: readonly Migration[] = [credits, jobs, images, accounts, shopMove];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
