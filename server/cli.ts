@@ -10,6 +10,7 @@ import { defaultDataDir, loadConfig } from './config.ts';
 import { builtinEngineSpecs } from './engines/builtin.ts';
 import type { EngineSpec } from './engines/types.ts';
 import { DatabaseNewerError } from './state/postgres/migrations.ts';
+import { migrateShop, redactUrl, ShopMoveMismatch, ShopMoveRefused, type ShopMoveReport } from './state/migrate-shop.ts';
 import { startWorker } from './worker.ts';
 import { ApiError } from './kernel/errors.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey } from './keys/api-keys.ts';
@@ -21,6 +22,8 @@ const USAGE = `usage:
   fittingroom serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--engine-workers N]
   fittingroom worker --database postgres://… [--images-dir DIR] [--engine-workers N]
       (or FITTINGROOM_DATABASE_URL; a GPU worker: engines, no HTTP API)
+  fittingroom migrate --data-dir DIR --database postgres://… [--images-dir DIR]
+      (moves a stopped shop into a new, empty database, once; its totals verified before commit)
   fittingroom keys create --name NAME [--scope standard|admin] [--data-dir DIR]
   fittingroom keys list [--data-dir DIR] [--json]
   fittingroom keys revoke KEY_ID [--data-dir DIR]
@@ -183,6 +186,69 @@ async function worker(args: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
+/** `migrate`: a stopped shop's data directory into a new PostgreSQL database, verified, once. */
+async function migrate(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { 'data-dir': { type: 'string' }, database: { type: 'string' }, 'images-dir': { type: 'string' } },
+  });
+  const dataDir = resolve(values['data-dir'] ?? process.env.FITTINGROOM_DATA_DIR ?? defaultDataDir());
+  const database = values.database ?? process.env.FITTINGROOM_DATABASE_URL;
+  if (!database) throw new UsageError('migrate needs --database postgres://… (or FITTINGROOM_DATABASE_URL)');
+  const imagesDir = values['images-dir'] ?? process.env.FITTINGROOM_IMAGES_DIR ?? null;
+  console.log(`Moving the shop in ${dataDir} into ${redactUrl(database)}…`);
+  const report = await migrateShop({ dataDir, database, imagesDir, log: (line) => console.log(line) }).catch((error: unknown) => {
+    throw error instanceof ShopMoveRefused || error instanceof ShopMoveMismatch || error instanceof DatabaseNewerError
+      ? new CommandError(error.message)
+      : error;
+  });
+  console.log(describeMove(report));
+}
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
+function describeMove(report: ShopMoveReport): string {
+  const t = report.totals;
+  const lot = (name: 'trial' | 'paid') =>
+    `available ${t.lots[name].available}, reserved ${t.lots[name].reserved}, spent ${t.lots[name].spent}`;
+  const lines = [
+    `Moved the shop ${report.installationId} in ${(report.durationMs / 1000).toFixed(2)} s; images in ${report.images}.`,
+    'Copied, and verified in the database before the commit:',
+    `  API keys          ${t.keys}`,
+    `  ledger entries    ${t.ledgerEntries} (last seq ${t.lastSeq})`,
+    `  try-ons           ${Object.entries(t.generations)
+      .map(([status, n]) => `${n} ${status}`)
+      .join(', ')}` + (report.requeued > 0 ? ` (${report.requeued} running when the appliance stopped: queued again)` : ''),
+    `  images            ${t.images} (${(t.imageBytes / 1e6).toFixed(1)} MB)`,
+    `  vouchers          ${t.vouchers} (${t.voucherCredits} credits)`,
+    `  catalogue         ${count(t.garments, 'garment')}, ${count(t.cataloguePhotos, 'photo')}`,
+    `  webhooks          ${count(t.webhookEvents, 'event')}, ${count(t.webhookSecrets, 'signing secret')}`,
+    `  Idempotency-Key replies ${t.idempotencyReplies}, take-home links ${t.shares}`,
+    `  trial lot         ${lot('trial')}; expires ${t.trialExpiresAt ?? 'never granted'}`,
+    `  paid lot          ${lot('paid')}`,
+    `  account           ${t.account.creditsRemaining} credits remaining (${t.account.trialCreditsRemaining} trial), ${t.account.creditsReserved} reserved`,
+    `  digests           ${Object.entries(t.digests)
+      .map(([table, digest]) => `${table} ${digest}`)
+      .join(', ')}`,
+  ];
+  if (report.skippedEntries.length > 0)
+    lines.push(`Not copied: ${report.skippedEntries.length} ledger entry(ies) of 0 credits (${report.skippedEntries.join(', ')}).`);
+  if (report.sessionsDropped > 0) lines.push(`Not copied: ${report.sessionsDropped} GUI session(s); staff sign in again.`);
+  if (report.missingImages.length > 0)
+    lines.push(
+      `${report.missingImages.length} image(s) that records name were not on disk, and are not in the copy either: ` +
+        report.missingImages.slice(0, 5).join(', ') +
+        (report.missingImages.length > 5 ? ', …' : ''),
+    );
+  if (report.journalOnlyVouchers.length > 0)
+    lines.push(
+      `Warning: the voucher journal knows ${report.journalOnlyVouchers.length} redemption(s) the state did not ` +
+        `(${report.journalOnlyVouchers.slice(0, 3).join(', ')}): the database cannot refuse them by itself.`,
+    );
+  lines.push(`${report.dataDir} is marked as moved; do not start an appliance on it again.`);
+  return lines.join('\n');
+}
+
 class UsageError extends Error {}
 class CommandError extends Error {}
 
@@ -194,6 +260,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (group === 'worker') return worker(argv.slice(1));
+  if (group === 'migrate') return migrate(argv.slice(1));
   if (group === 'keys') return keys(command, rest);
   if (group === 'vouchers') {
     return vouchers(command, rest).catch((error: unknown) => {
