@@ -14,7 +14,7 @@ import { migrateShop, redactUrl, ShopMoveMismatch, ShopMoveRefused, type ShopMov
 import { startWorker } from './worker.ts';
 import { ApiError } from './kernel/errors.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey } from './keys/api-keys.ts';
-import { DataDirLockedError, Store } from './store/db.ts';
+import { DataDirLockedError, DataDirMovedError, Store } from './store/db.ts';
 import { parseCredits, parseExpiry, readIssuerKey, writeIssuerKey } from './vouchers/issuer.ts';
 import { generateIssuerKey, mintVoucher, type MintOptions } from './vouchers/voucher.ts';
 
@@ -279,7 +279,12 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) console.error(`fittingroom: ${error.message}\n${USAGE}`);
-  else if (error instanceof ApiError || error instanceof DataDirLockedError || error instanceof CommandError)
+  else if (
+    error instanceof ApiError ||
+    error instanceof DataDirLockedError ||
+    error instanceof DataDirMovedError ||
+    error instanceof CommandError
+  )
     console.error(`fittingroom: ${error.message}`);
   else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))
     console.error(`fittingroom: ${error.message}\n${USAGE}`);

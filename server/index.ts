@@ -7,7 +7,7 @@
 import { loadConfig } from './config.ts';
 import { startAppliance } from './appliance.ts';
 import { builtinEngineSpecs } from './engines/builtin.ts';
-import { DataDirLockedError } from './store/db.ts';
+import { DataDirLockedError, DataDirMovedError } from './store/db.ts';
 
 /** The part of Electron's utility-process parent port that the server uses. */
 interface ParentPort {
@@ -75,6 +75,7 @@ async function main(): Promise<void> {
 main().catch((error) => {
   if (
     error instanceof DataDirLockedError ||
+    error instanceof DataDirMovedError ||
     (error instanceof Error && /^(--|unknown option|unexpected argument|FITTINGROOM_)/.test(error.message))
   ) {
     console.error(`fittingroom: ${error.message}`);

@@ -40,7 +40,7 @@ import { allGenerations, allLedgerEntries } from '../credits/history.ts';
 import { accountSummary, applyEntry, balancesOf, baseBalances, type AccountSummary } from '../credits/ledger.ts';
 import { mkdirDurably, readJsonLines, writeFileDurably } from '../kernel/durable-fs.ts';
 import { Archive } from '../store/archive.ts';
-import { Store } from '../store/db.ts';
+import { MOVED_MARKER, Store } from '../store/db.ts';
 import type {
   ApiKeyRecord,
   CatalogueGarment,
@@ -55,8 +55,6 @@ import type {
 import { DirectoryImageStore, parseImageFile } from './images.ts';
 import { PgDatabase, constraintOf, type Sql } from './postgres/db.ts';
 
-/** Written into the data directory once its shop is in a database: the data directory is then refused. */
-export const MOVED_MARKER = 'moved-to-postgres.json';
 /** The voucher journal beside the state (vouchers/journal.ts): ids of every voucher redeemed here. */
 const VOUCHER_JOURNAL = 'vouchers-redeemed.jsonl';
 /** pg_advisory_xact_lock key: "fr" + "mv": two moves into one database run one after the other. */
@@ -162,7 +160,8 @@ export async function migrateShop(options: MigrateShopOptions): Promise<ShopMove
   if (!existsSync(join(dataDir, 'state.json'))) throw new ShopMoveRefused(`${dataDir} holds no appliance (no state.json): nothing to move`);
   if (imagesDir) await refuseUsedImagesDir(imagesDir, dataDir);
 
-  const store = await Store.open(dataDir);
+  // Opened even when moved, so that a second move is refused with its own words (refuseMoved).
+  const store = await Store.open(dataDir, { moved: 'open' });
   try {
     await refuseMoved(dataDir);
     const archive = await Archive.open(dataDir);

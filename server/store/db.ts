@@ -19,6 +19,7 @@
  *   next mutation tries the disk again, so the store recovers by itself.
  */
 import { Low, type Adapter } from 'lowdb';
+import { existsSync } from 'node:fs';
 import { open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DurableJsonFile } from './durable-json-adapter.ts';
@@ -29,6 +30,20 @@ import { emptyState, migrate, type State } from './schema.ts';
 interface Waiter {
   resolve: () => void;
   reject: (error: unknown) => void;
+}
+
+/** Written into a data directory whose shop was moved to PostgreSQL (`fittingroom migrate`). */
+export const MOVED_MARKER = 'moved-to-postgres.json';
+
+/** Thrown when a data directory's shop was moved to PostgreSQL: its state there is the one that counts. */
+export class DataDirMovedError extends Error {
+  constructor(dataDir: string) {
+    super(
+      `the shop in ${dataDir} was moved to PostgreSQL (see ${join(dataDir, MOVED_MARKER)}): its credits, keys and try-ons ` +
+        'live in that database now, and using this copy too would spend the same credits twice',
+    );
+    this.name = 'DataDirMovedError';
+  }
 }
 
 /** Thrown when a data directory is already used by a running fittingroom. */
@@ -54,7 +69,11 @@ export class Store {
   }
 
   /** Opens (creating if needed) the state in `dataDir`, holding its lock. */
-  static async open(dataDir: string, options: { lock?: boolean; adapter?: Adapter<State> } = {}): Promise<Store> {
+  static async open(
+    dataDir: string,
+    options: { lock?: boolean; adapter?: Adapter<State>; moved?: 'refuse' | 'open' } = {},
+  ): Promise<Store> {
+    if ((options.moved ?? 'refuse') === 'refuse' && existsSync(join(dataDir, MOVED_MARKER))) throw new DataDirMovedError(dataDir);
     await mkdirDurably(dataDir);
     const db = new Low<State>(options.adapter ?? new DurableJsonFile<State>(join(dataDir, 'state.json')), emptyState());
     const store = new Store(dataDir, db);

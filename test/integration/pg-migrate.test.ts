@@ -24,13 +24,13 @@ import { newId } from '../../server/kernel/ids.ts';
 import { hashKey } from '../../server/keys/api-keys.ts';
 import { firstStart } from '../../server/services.ts';
 import { DirectoryImageStore } from '../../server/state/images.ts';
-import { MOVED_MARKER, migrateShop, ShopMoveMismatch, ShopMoveRefused } from '../../server/state/migrate-shop.ts';
+import { migrateShop, ShopMoveMismatch, ShopMoveRefused } from '../../server/state/migrate-shop.ts';
 import { PgAccounts } from '../../server/state/postgres/accounts.ts';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { PgImageStore } from '../../server/state/postgres/images.ts';
 import { PgJobQueue } from '../../server/state/postgres/jobs.ts';
 import { Archive } from '../../server/store/archive.ts';
-import { DataDirLockedError, Store } from '../../server/store/db.ts';
+import { DataDirLockedError, DataDirMovedError, MOVED_MARKER, Store } from '../../server/store/db.ts';
 import type { ApiKeyRecord, CatalogueGarment, GenerationRecord, LedgerEntry, State, StoredImage } from '../../server/store/schema.ts';
 import { generateIssuerKey, mintVoucher } from '../../server/vouchers/voucher.ts';
 import type { LookupFn } from '../../server/webhooks/send.ts';
@@ -242,6 +242,7 @@ test('a shop moves into PostgreSQL whole: account, ledger, try-ons, keys, images
   assert.equal(report.sessionsDropped, 1);
   assert.deepEqual(report.missingImages, []);
   assert.ok(existsSync(join(s.dataDir, MOVED_MARKER)), 'the data directory is marked as moved');
+  await assert.rejects(Store.open(s.dataDir), DataDirMovedError, 'an appliance or a CLI command can no longer open the moved copy');
 
   const state = await PgState.open(url);
   const accounts = new PgAccounts(state.db);
