@@ -6,12 +6,9 @@
  * - startTestAppliance: a whole appliance with engine host child processes, where a process matters (crashes,
  *   hangs, memory, restarts, retention sweeps, real engines, the browser).
  */
-import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { TestContext } from 'node:test';
 import { closeGracefully } from '../../server/api/connections.ts';
 import { startAppliance } from '../../server/appliance.ts';
@@ -29,6 +26,7 @@ import type { LookupFn } from '../../server/webhooks/send.ts';
 import type { ComposeEngineOptions } from './engines/compose-engine.ts';
 import { assertDurableInvariants } from './invariants.ts';
 import { checkAgainstOpenApi } from './openapi-check.ts';
+import { tempDir } from './temp-dir.ts';
 
 export const COMPOSE_ENGINE = resolve(import.meta.dirname, 'engines/compose-engine.ts');
 
@@ -65,16 +63,9 @@ export interface TestAppliance {
   ): Promise<Response>;
 }
 
-const dataDirs: string[] = [];
-process.once('exit', () => {
-  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
-});
-
 /** A fresh data directory, removed when the test process exits (after every teardown has read it). */
-export async function tempDataDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'fittingroom-test-'));
-  dataDirs.push(dir);
-  return dir;
+export function tempDataDir(): Promise<string> {
+  return tempDir('fittingroom-test-');
 }
 
 export interface TestOptions {

@@ -5,12 +5,15 @@
  *
  * Without PostgreSQL installed, `findPostgres()` returns null and the suites that need it skip, naming what is
  * missing; `.ci/run` sets FITTINGROOM_REQUIRE_POSTGRES=1 so that CI fails instead of skipping.
+ *
+ * A test file takes its cluster with `clusterForFile()`; a bench, which is no node:test file, with `startPgCluster()`.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -112,6 +115,36 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
       stopped = true;
       await run(...as(join(bin, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', '-w', 'stop'])).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface FileCluster {
+  /** For `test(..., { skip })` and `describe(..., { skip })`: as `postgresSkip()`. */
+  skip: string | false;
+  /** A connection string for a new, empty database, `<prefix>_1`, `<prefix>_2`, … */
+  newDatabase(): Promise<string>;
+}
+
+/**
+ * One cluster for the test file that calls this at its top level: started in a `before` hook unless PostgreSQL is
+ * missing (then `skip` says why, or, with FITTINGROOM_REQUIRE_POSTGRES=1, this throws), stopped in an `after` hook.
+ * node:test runs a file's `after` hooks in the order they were registered, after every suite's own: what a test or
+ * suite opens on the cluster is closed in its own hooks (`t.after`, a suite's `after`) so that it goes first.
+ */
+export function clusterForFile(prefix: string): FileCluster {
+  const skip = postgresSkip();
+  let cluster: PgCluster | null = null;
+  let databases = 0;
+  before(async () => {
+    if (!skip) cluster = await startPgCluster();
+  });
+  after(() => cluster?.stop());
+  return {
+    skip,
+    async newDatabase() {
+      if (!cluster) throw new Error(skip || 'the cluster is not started yet: newDatabase() is for tests and their hooks');
+      return cluster.createDatabase(`${prefix}_${++databases}`);
     },
   };
 }
