@@ -19,6 +19,7 @@ import type { NewGeneration } from '../../server/jobs/generations.ts';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { PgJobQueue } from '../../server/state/postgres/jobs.ts';
 import { WorkerLoop } from '../../server/state/worker-loop.ts';
+import { plainParams } from './inputs.ts';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 /** The engine id the test workers run and the submitters ask for. */
@@ -82,7 +83,7 @@ export function testGeneration(id: string): NewGeneration {
     id,
     keyId: 'key_bench',
     engine: TEST_ENGINE,
-    params: { size: 'M', personSize: 'M', fit: 'regular', styling: [], categories: ['auto'], outputFormat: 'jpeg' },
+    params: plainParams(),
     inputs: { selfie: image(`images/${id}/selfie.jpg`), items: [image(`images/${id}/item-0.jpg`)] },
     retentionDays: 7,
   };

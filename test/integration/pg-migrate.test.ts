@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { after, before, test, type TestContext } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { allGenerations, allLedgerEntries } from '../../server/credits/history.ts';
 import { defaultConfig } from '../../server/config.ts';
 import { accountSummary, redeemCredits, type AccountSummary } from '../../server/credits/ledger.ts';
@@ -36,19 +36,11 @@ import { generateIssuerKey, mintVoucher } from '../../server/vouchers/voucher.ts
 import type { LookupFn } from '../../server/webhooks/send.ts';
 import { composeEngine, startTestApp, type TestAppliance } from '../helpers/appliance.ts';
 import { validJpeg } from '../helpers/hostile-images.ts';
-import { submission } from '../helpers/inputs.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { plainParams, submission } from '../helpers/inputs.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
 
 const CLI = resolve(import.meta.dirname, '../../server/cli.ts');
-const skip = postgresSkip();
-let cluster: PgCluster;
-let databases = 0;
-const newDatabase = () => cluster.createDatabase(`migrate_${++databases}`);
-
-before(async () => {
-  if (!skip) cluster = await startPgCluster();
-});
-after(() => cluster?.stop());
+const { skip, newDatabase } = clusterForFile('migrate');
 
 /** The shop on one PC, and what the appliance itself says about it. */
 interface Shop {
@@ -442,14 +434,7 @@ test('a shop without trial credits moves; one whose archive lost ledger entries 
     redeemCredits(state, now, 10, 'voucher v-10');
     for (const id of ids) {
       const image = (name: string): StoredImage => ({ file: `images/${id}/${name}.jpg`, format: 'jpeg', width: 300, height: 400 });
-      const params = {
-        size: 'M',
-        personSize: 'M',
-        fit: 'regular' as const,
-        styling: [],
-        categories: ['auto' as const],
-        outputFormat: 'jpeg' as const,
-      };
+      const params = plainParams();
       createGeneration(
         state,
         { id, keyId: state.keys[0]!.id, engine: 'warp', params, inputs: { selfie: image('selfie'), items: [] }, retentionDays: 7 },

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import sharp from 'sharp';
 import { newId } from '../../server/kernel/ids.ts';
 import { DirectoryImageStore, type ImageStore } from '../../server/state/images.ts';
@@ -19,17 +19,11 @@ import { PgImageStore } from '../../server/state/postgres/images.ts';
 import { PgJobQueue } from '../../server/state/postgres/jobs.ts';
 import { composeEngine } from '../helpers/appliance.ts';
 import { validJpeg } from '../helpers/hostile-images.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { plainParams } from '../helpers/inputs.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
 
 const CLI = resolve(import.meta.dirname, '../../server/cli.ts');
-const skip = postgresSkip();
-let cluster: PgCluster;
-let databases = 0;
-
-before(async () => {
-  if (!skip) cluster = await startPgCluster();
-});
-after(() => cluster?.stop());
+const { skip, newDatabase } = clusterForFile('worker_cli');
 
 function startWorkerProcess(args: string[]) {
   const child = fork(CLI, ['worker', '--builtin-engines', 'false', ...args], {
@@ -56,14 +50,7 @@ async function submitThree(state: PgState, images: ImageStore): Promise<string[]
     const id = newId('gen');
     const selfie = await images.put(id, 'selfie', await validJpeg(384, 512), { format: 'jpeg', width: 384, height: 512 });
     const item = await images.put(id, 'item-0', await validJpeg(300, 400), { format: 'jpeg', width: 300, height: 400 });
-    const params = {
-      size: 'M',
-      personSize: 'M',
-      fit: 'regular' as const,
-      styling: [],
-      categories: ['auto' as const],
-      outputFormat: 'png' as const,
-    };
+    const params = plainParams({ outputFormat: 'png' });
     await state.submit({ id, keyId: 'key_1', engine: 'compose', params, inputs: { selfie, items: [item] }, retentionDays: 7 }, new Date());
     ids.push(id);
   }
@@ -81,7 +68,7 @@ async function waitUntilSettled(state: PgState, ids: string[]): Promise<void> {
 
 for (const where of ['database', 'shared directory'] as const) {
   test(`a worker process runs try-ons with images in the ${where}`, { skip }, async () => {
-    const url = await cluster.createDatabase(`worker_cli_${++databases}`);
+    const url = await newDatabase();
     const state = await PgState.open(url);
     const dir = where === 'shared directory' ? await mkdtemp(join(tmpdir(), 'fr-shared-images-')) : null;
     const images = dir ? new DirectoryImageStore(dir) : new PgImageStore(state.db);

@@ -7,10 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { ApiError } from '../../server/kernel/errors.ts';
 import { newId } from '../../server/kernel/ids.ts';
 import { generateKey, hashKey } from '../../server/keys/api-keys.ts';
@@ -19,7 +16,8 @@ import { LowdbAccounts } from '../../server/state/lowdb-accounts.ts';
 import { PgAccounts } from '../../server/state/postgres/accounts.ts';
 import { Store } from '../../server/store/db.ts';
 import type { CatalogueGarment } from '../../server/store/schema.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const t0 = new Date('2026-03-01T09:00:00Z');
 const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
@@ -28,41 +26,24 @@ const HOUR = 3600;
 interface Adapter {
   name: string;
   skip: string | false;
-  setUp(): Promise<void>;
-  tearDown(): Promise<void>;
   open(): Promise<AccountStore>;
 }
 
-const opened: AccountStore[] = [];
-const dirs: string[] = [];
-let cluster: PgCluster | null = null;
-let databases = 0;
+const postgres = clusterForFile('accounts');
 
 const adapters: Adapter[] = [
   {
     name: 'lowdb',
     skip: false,
-    async setUp() {},
-    async tearDown() {
-      await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-    },
     async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'fr-accounts-'));
-      dirs.push(dir);
-      return new LowdbAccounts(await Store.open(dir));
+      return new LowdbAccounts(await Store.open(await tempDir('fr-accounts-')));
     },
   },
   {
     name: 'postgres',
-    skip: postgresSkip(),
-    async setUp() {
-      cluster = await startPgCluster();
-    },
-    async tearDown() {
-      await cluster?.stop();
-    },
+    skip: postgres.skip,
     async open() {
-      return PgAccounts.open(await cluster!.createDatabase(`accounts_${++databases}`));
+      return PgAccounts.open(await postgres.newDatabase());
     },
   },
 ];
@@ -119,11 +100,8 @@ const guiPolicy = (failures: number) => (failures < 5 ? 0 : Math.min(300_000, 30
 for (const adapter of adapters) {
   describe(`account contract: ${adapter.name}`, { skip: adapter.skip }, () => {
     let store: AccountStore;
-    before(() => adapter.setUp());
-    after(async () => {
-      await Promise.all(opened.splice(0).map((opened) => opened.close()));
-      await adapter.tearDown();
-    });
+    const opened: AccountStore[] = [];
+    after(() => Promise.all(opened.map((each) => each.close())));
     const fresh = async () => {
       store = await adapter.open();
       opened.push(store);

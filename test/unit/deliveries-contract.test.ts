@@ -4,10 +4,7 @@
  * over after its lease, abandoned claims free at once, settled events pruned.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import type { NewGeneration } from '../../server/jobs/generations.ts';
 import { LowdbState } from '../../server/state/lowdb.ts';
 import { PgDeliveries } from '../../server/state/postgres/deliveries.ts';
@@ -17,7 +14,9 @@ import { Archive } from '../../server/store/archive.ts';
 import { Store } from '../../server/store/db.ts';
 import type { WebhookAttempt } from '../../server/store/schema.ts';
 import { LowdbDeliveries, type DeliveryStore } from '../../server/webhooks/deliveries.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { plainParams } from '../helpers/inputs.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const t0 = new Date('2026-03-01T09:00:00Z');
 const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
@@ -30,39 +29,23 @@ interface Stores {
   close(): Promise<void>;
 }
 
-let cluster: PgCluster | null = null;
-let databases = 0;
+const postgres = clusterForFile('deliveries');
 
 const adapters = [
   {
     name: 'lowdb',
     skip: false as string | false,
-    async setUp() {},
-    async tearDown() {},
     async open(): Promise<Stores> {
-      const dir = await mkdtemp(join(tmpdir(), 'fr-deliveries-'));
+      const dir = await tempDir('fr-deliveries-');
       const store = await Store.open(dir);
-      return {
-        state: new LowdbState(store, await Archive.open(dir)),
-        deliveries: new LowdbDeliveries(store),
-        async close() {
-          await store.close();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
+      return { state: new LowdbState(store, await Archive.open(dir)), deliveries: new LowdbDeliveries(store), close: () => store.close() };
     },
   },
   {
     name: 'postgres',
-    skip: postgresSkip(),
-    async setUp() {
-      cluster = await startPgCluster();
-    },
-    async tearDown() {
-      await cluster?.stop();
-    },
+    skip: postgres.skip,
     async open(): Promise<Stores> {
-      const state = await PgState.open(await cluster!.createDatabase(`deliveries_${++databases}`));
+      const state = await PgState.open(await postgres.newDatabase());
       const secrets = { ensureSecret: async () => {}, signingSecrets: async () => ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] };
       return { state, deliveries: new PgDeliveries(state.db, secrets), close: () => state.close() };
     },
@@ -74,15 +57,7 @@ function generation(id: string): NewGeneration {
     id,
     keyId: 'key_1',
     engine: 'warp',
-    params: {
-      size: 'M',
-      personSize: 'M',
-      fit: 'regular',
-      styling: [],
-      categories: ['auto'],
-      outputFormat: 'jpeg',
-      webhookUrl: `https://hooks.example/${id}`,
-    },
+    params: plainParams({ webhookUrl: `https://hooks.example/${id}` }),
     inputs: { selfie: { file: 'a.jpg', format: 'jpeg', width: 1, height: 1 }, items: [] },
     retentionDays: 7,
     statusUrl: `http://shop.local/api/v1/try-on/${id}`,
@@ -108,11 +83,7 @@ const refused = (seconds: number): WebhookAttempt => ({ at: at(seconds).toISOStr
 for (const adapter of adapters) {
   describe(`delivery store contract: ${adapter.name}`, { skip: adapter.skip }, () => {
     const open: Stores[] = [];
-    before(() => adapter.setUp());
-    after(async () => {
-      await Promise.all(open.splice(0).map((stores) => stores.close()));
-      await adapter.tearDown();
-    });
+    after(() => Promise.all(open.map((stores) => stores.close())));
     const fresh = async () => {
       const stores = await adapter.open();
       open.push(stores);

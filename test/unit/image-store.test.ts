@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../server/kernel/ids.ts';
@@ -17,15 +16,14 @@ import { PgDatabase } from '../../server/state/postgres/db.ts';
 import { PgImageStore } from '../../server/state/postgres/images.ts';
 import type { StoredImage } from '../../server/store/schema.ts';
 import { validJpeg } from '../helpers/hostile-images.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const FIXTURE = resolve(import.meta.dirname, '../../../shared/fixtures/people/dresscode_052767_0.jpg');
 
 interface Adapter {
   name: string;
   skip: string | false;
-  setUp(): Promise<void>;
-  tearDown(): Promise<void>;
   open(): Promise<ImageStore>;
   /** Where a stored image's bytes end up, for checks beyond the contract. */
   inspect: {
@@ -36,12 +34,10 @@ interface Adapter {
   };
 }
 
-let cluster: PgCluster | null = null;
-let databases = 0;
+const postgres = clusterForFile('images');
 let db: PgDatabase | null = null;
 const dbs: PgDatabase[] = [];
 let root = '';
-const roots: string[] = [];
 
 async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
   const out: string[] = [];
@@ -57,15 +53,9 @@ const adapters: Adapter[] = [
   {
     name: 'directory',
     skip: false,
-    async setUp() {},
-    async tearDown() {
-      await Promise.all(roots.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-    },
     async open() {
       // The store's root sits one level down, so that a path that escaped it would land in a folder we can see.
-      const outer = await mkdtemp(join(tmpdir(), 'fr-images-'));
-      roots.push(outer);
-      root = join(outer, 'root');
+      root = join(await tempDir('fr-images-'), 'root');
       return new DirectoryImageStore(root);
     },
     inspect: {
@@ -80,16 +70,9 @@ const adapters: Adapter[] = [
   },
   {
     name: 'postgres',
-    skip: postgresSkip(),
-    async setUp() {
-      cluster = await startPgCluster();
-    },
-    async tearDown() {
-      await Promise.all(dbs.splice(0).map((each) => each.close()));
-      await cluster?.stop();
-    },
+    skip: postgres.skip,
     async open() {
-      db = await PgDatabase.open(await cluster!.createDatabase(`images_${++databases}`));
+      db = await PgDatabase.open(await postgres.newDatabase());
       dbs.push(db);
       return new PgImageStore(db);
     },
@@ -140,10 +123,9 @@ for (const adapter of adapters) {
     let store: ImageStore;
     let real: { bytes: Buffer; width: number; height: number };
     before(async () => {
-      await adapter.setUp();
       real = await photo();
     });
-    after(() => adapter.tearDown());
+    after(() => Promise.all(dbs.map((each) => each.close())));
     const fresh = async () => {
       store = await adapter.open();
       return store;

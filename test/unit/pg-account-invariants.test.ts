@@ -7,23 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { PgDatabase } from '../../server/state/postgres/db.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
 
-const skip = postgresSkip();
-let cluster: PgCluster;
-let databases = 0;
-
-before(async () => {
-  if (!skip) cluster = await startPgCluster();
-});
-after(() => cluster?.stop());
+const { skip, newDatabase } = clusterForFile('account_invariants');
 
 /** A migrated database and a plain client on it. */
 async function migrated(): Promise<pg.Client> {
-  const url = await cluster.createDatabase(`account_invariants_${++databases}`);
+  const url = await newDatabase();
   await (await PgDatabase.open(url)).close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();

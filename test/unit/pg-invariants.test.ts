@@ -5,24 +5,17 @@
  * many processes start together, and a database newer than the code refused before anything is touched.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { PgDatabase } from '../../server/state/postgres/db.ts';
 import { LATEST_VERSION, DatabaseNewerError } from '../../server/state/postgres/migrations.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
 
-const skip = postgresSkip();
-let cluster: PgCluster;
-let databases = 0;
-
-before(async () => {
-  if (!skip) cluster = await startPgCluster();
-});
-after(() => cluster?.stop());
+const { skip, newDatabase } = clusterForFile('invariants');
 
 /** A migrated database and a plain client on it. */
 async function migrated(): Promise<{ url: string; client: pg.Client }> {
-  const url = await cluster.createDatabase(`invariants_${++databases}`);
+  const url = await newDatabase();
   await (await PgDatabase.open(url)).close();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -143,7 +136,7 @@ test('an Idempotency-Key names one try-on, and holds a lease or a reply, never b
 });
 
 test('migrations run once when several processes start together, and again is a no-op', { skip }, async () => {
-  const url = await cluster.createDatabase(`invariants_${++databases}`);
+  const url = await newDatabase();
   const opened = await Promise.all(Array.from({ length: 6 }, () => PgDatabase.open(url)));
   const { rows } = await opened[0]!.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
   assert.deepEqual(

@@ -5,13 +5,14 @@
  * one database per test.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import type { NewGeneration } from '../../server/jobs/generations.ts';
 import { PgJobQueue } from '../../server/state/postgres/jobs.ts';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { WorkerLoop, type WorkerEvent } from '../../server/state/worker-loop.ts';
 import type { GenerationRecord } from '../../server/store/schema.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { plainParams } from '../helpers/inputs.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
 
 const t0 = new Date('2026-03-01T09:00:00Z');
 const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
@@ -25,15 +26,7 @@ function generation(id: string, options: { engine?: string; webhookUrl?: string 
     id,
     keyId: 'key_1',
     engine: options.engine ?? 'warp',
-    params: {
-      size: 'M',
-      personSize: 'M',
-      fit: 'regular',
-      styling: [],
-      categories: ['auto'],
-      outputFormat: 'jpeg',
-      ...(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
-    },
+    params: plainParams(options.webhookUrl ? { webhookUrl: options.webhookUrl } : {}),
     inputs: { selfie: image(`images/${id}/selfie.jpg`), items: [image(`images/${id}/item-0.jpg`)] },
     retentionDays: 7,
     statusUrl: `http://shop.local/api/v1/try-on/${id}`,
@@ -50,21 +43,15 @@ async function until(condition: () => Promise<boolean> | boolean, what: string):
   }
 }
 
-describe('PostgreSQL job queue', { skip: postgresSkip() }, () => {
-  let cluster: PgCluster;
-  let databases = 0;
+const postgres = clusterForFile('jobs');
+
+describe('PostgreSQL job queue', { skip: postgres.skip }, () => {
   const opened: PgState[] = [];
-  before(async () => {
-    cluster = await startPgCluster();
-  });
-  after(async () => {
-    await Promise.all(opened.splice(0).map((state) => state.close()));
-    await cluster?.stop();
-  });
+  after(() => Promise.all(opened.map((state) => state.close())));
 
   /** A fresh database with `credits` paid credits and try-ons gen_0… submitted a second apart from at(0). */
   async function fresh(credits: number, submits: number) {
-    const state = await PgState.open(await cluster.createDatabase(`jobs_${++databases}`), { maxConnections: 20 });
+    const state = await PgState.open(await postgres.newDatabase(), { maxConnections: 20 });
     opened.push(state);
     await state.redeemVoucher({ id: 'v1', credits, issuedAt: t0.toISOString() }, 'key_1', at(0));
     for (let i = 0; i < submits; i++) await state.submit(generation(`gen_${String(i).padStart(3, '0')}`), at(i));

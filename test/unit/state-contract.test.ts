@@ -4,10 +4,7 @@
  * idempotency (in flight, concurrent, replay after commit), try-ons' terminal states and their webhook events.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { ApiError } from '../../server/kernel/errors.ts';
 import type { NewGeneration } from '../../server/jobs/generations.ts';
 import { LowdbState } from '../../server/state/lowdb.ts';
@@ -15,7 +12,9 @@ import { PgState } from '../../server/state/postgres/gateway.ts';
 import type { ReplyToRemember, StateGateway } from '../../server/state/types.ts';
 import { Archive } from '../../server/store/archive.ts';
 import { Store } from '../../server/store/db.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
+import { plainParams } from '../helpers/inputs.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const t0 = new Date('2026-03-01T09:00:00Z');
 const at = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
@@ -26,43 +25,27 @@ interface Adapter {
   skip: string | false;
   /** Shared databases only: a holder's lease on an Idempotency-Key runs out when its process dies. */
   leases: boolean;
-  setUp(): Promise<void>;
-  tearDown(): Promise<void>;
   open(): Promise<StateGateway>;
 }
 
-const opened: StateGateway[] = [];
-const dirs: string[] = [];
-let cluster: PgCluster | null = null;
-let databases = 0;
+const postgres = clusterForFile('contract');
 
 const adapters: Adapter[] = [
   {
     name: 'lowdb',
     skip: false,
     leases: false,
-    async setUp() {},
-    async tearDown() {
-      await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-    },
     async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'fr-contract-'));
-      dirs.push(dir);
+      const dir = await tempDir('fr-contract-');
       return new LowdbState(await Store.open(dir), await Archive.open(dir));
     },
   },
   {
     name: 'postgres',
-    skip: postgresSkip(),
+    skip: postgres.skip,
     leases: true,
-    async setUp() {
-      cluster = await startPgCluster();
-    },
-    async tearDown() {
-      await cluster?.stop();
-    },
     async open() {
-      return PgState.open(await cluster!.createDatabase(`contract_${++databases}`));
+      return PgState.open(await postgres.newDatabase());
     },
   },
 ];
@@ -72,15 +55,7 @@ function generation(id: string, webhookUrl?: string): NewGeneration {
     id,
     keyId: 'key_1',
     engine: 'warp',
-    params: {
-      size: 'M',
-      personSize: 'M',
-      fit: 'regular',
-      styling: [],
-      categories: ['auto'],
-      outputFormat: 'jpeg',
-      ...(webhookUrl ? { webhookUrl } : {}),
-    },
+    params: plainParams(webhookUrl ? { webhookUrl } : {}),
     inputs: { selfie: image(`images/${id}/selfie.jpg`), items: [image(`images/${id}/item-0.jpg`)] },
     retentionDays: 7,
     statusUrl: `http://shop.local/api/v1/try-on/${id}`,
@@ -148,11 +123,8 @@ async function assertBalanced(state: StateGateway, now: Date): Promise<void> {
 for (const adapter of adapters) {
   describe(`state contract: ${adapter.name}`, { skip: adapter.skip }, () => {
     let state: StateGateway;
-    before(() => adapter.setUp());
-    after(async () => {
-      await Promise.all(opened.splice(0).map((gateway) => gateway.close()));
-      await adapter.tearDown();
-    });
+    const opened: StateGateway[] = [];
+    after(() => Promise.all(opened.map((gateway) => gateway.close())));
     const fresh = async () => {
       state = await adapter.open();
       opened.push(state);

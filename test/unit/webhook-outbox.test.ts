@@ -8,6 +8,7 @@ import { emptyState, type State, type WebhookEvent } from '../../server/store/sc
 import { newId } from '../../server/kernel/ids.ts';
 import { pruneSettledEvents, recordAttempt, redeliverEvent } from '../../server/webhooks/outbox.ts';
 import { ensureSecret, rotateSecret, secretView, signingSecrets } from '../../server/webhooks/secrets.ts';
+import { plainParams } from '../helpers/inputs.ts';
 
 const t0 = new Date('2026-03-01T12:00:00Z');
 const later = (ms: number) => new Date(t0.getTime() + ms);
@@ -16,21 +17,13 @@ const BASE = 'http://shop.local:8787/api/v1/try-on';
 
 function submit(state: State, webhookUrl?: string): string {
   const id = newId('gen', t0.getTime());
-  const params = {
-    size: 'M',
-    personSize: 'M',
-    fit: 'regular' as const,
-    styling: [],
-    categories: ['auto' as const],
-    outputFormat: 'jpeg' as const,
-  };
   createGeneration(
     state,
     {
       id,
       keyId: 'key',
       engine: 'e',
-      params: webhookUrl ? { ...params, webhookUrl } : params,
+      params: plainParams(webhookUrl ? { webhookUrl } : {}),
       inputs: { selfie: IMAGE, items: [IMAGE] },
       retentionDays: 7,
       statusUrl: `${BASE}/${id}`,
