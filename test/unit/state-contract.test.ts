@@ -362,18 +362,20 @@ for (const adapter of adapters) {
         assert.equal(((outcome as PromiseRejectedResult).reason as ApiError).code, 'idempotency_key_in_use');
     });
 
-    test('idempotency: the lease of a holder that died runs out, and its late submit is refused', { skip: !adapter.leases }, async () => {
-      await fresh();
-      await state.redeemVoucher(voucher('v1', 5), 'key_1', at(0));
-      const dead = await state.admit('lin_1', 'k-1', 'print-a', at(1), 30);
-      await rejects(state.admit('lin_1', 'k-1', 'print-a', at(30), 30), 'idempotency_key_in_use');
-      const next = await state.admit('lin_1', 'k-1', 'print-a', at(31), 30);
-      assert.equal(next.kind, 'execute');
-      if (dead.kind !== 'execute' || next.kind !== 'execute') return;
-      await rejects(state.submit(generation('gen_old'), at(32), replyFor(dead.claim)), 'idempotency_key_in_use');
-      await state.submit(generation('gen_new'), at(32), replyFor(next.claim));
-      assert.equal(await state.generation('gen_old'), undefined);
-      assert.equal((await state.account(at(33))).creditsReserved, 1);
-    });
+    // Defined only where leases exist: on one PC a holder dies with the process that holds the data directory.
+    if (adapter.leases)
+      test('idempotency: the lease of a holder that died runs out, and its late submit is refused', async () => {
+        await fresh();
+        await state.redeemVoucher(voucher('v1', 5), 'key_1', at(0));
+        const dead = await state.admit('lin_1', 'k-1', 'print-a', at(1), 30);
+        await rejects(state.admit('lin_1', 'k-1', 'print-a', at(30), 30), 'idempotency_key_in_use');
+        const next = await state.admit('lin_1', 'k-1', 'print-a', at(31), 30);
+        assert.equal(next.kind, 'execute');
+        if (dead.kind !== 'execute' || next.kind !== 'execute') return;
+        await rejects(state.submit(generation('gen_old'), at(32), replyFor(dead.claim)), 'idempotency_key_in_use');
+        await state.submit(generation('gen_new'), at(32), replyFor(next.claim));
+        assert.equal(await state.generation('gen_old'), undefined);
+        assert.equal((await state.account(at(33))).creditsReserved, 1);
+      });
   });
 }
