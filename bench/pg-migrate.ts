@@ -33,6 +33,7 @@ import { Archive } from '../server/store/archive.ts';
 import { Store } from '../server/store/db.ts';
 import type { StoredImage } from '../server/store/schema.ts';
 import { redeemVoucher } from '../server/vouchers/redeem.ts';
+import { plainParams } from '../test/helpers/inputs.ts';
 import { postgresSkip, startPgCluster } from '../test/helpers/pg-cluster.ts';
 
 const { values } = parseArgs({ options: { 'try-ons': { type: 'string', default: '2000' }, runs: { type: 'string', default: '3' } } });
@@ -74,15 +75,7 @@ async function makeShop(count: number, images: boolean): Promise<string> {
     await store.mutate((state) => {
       for (const [n, { id, selfie, item, result }] of batch.entries()) {
         const i = start + n;
-        const params = {
-          size: 'M',
-          personSize: 'M',
-          fit: 'regular' as const,
-          styling: [],
-          categories: ['auto' as const],
-          outputFormat: 'jpeg' as const,
-          ...(i % 10 === 0 ? { webhookUrl: 'http://192.168.1.20/hooks' } : {}),
-        };
+        const params = plainParams(i % 10 === 0 ? { webhookUrl: 'http://192.168.1.20/hooks' } : {});
         const input = { id, keyId, engine: 'warp', params, inputs: { selfie, items: [item] }, retentionDays: 7 };
         createGeneration(state, i % 10 === 0 ? { ...input, statusUrl: `http://127.0.0.1:8787/api/v1/try-on/${id}` } : input, tick());
         if (i >= count) continue;

@@ -27,6 +27,7 @@ import type { StateGateway } from '../server/state/types.ts';
 import { Archive } from '../server/store/archive.ts';
 import { Store } from '../server/store/db.ts';
 import { validJpeg } from '../test/helpers/hostile-images.ts';
+import { plainParams } from '../test/helpers/inputs.ts';
 import { startPgCluster } from '../test/helpers/pg-cluster.ts';
 
 const FIXTURE = resolve(import.meta.dirname, '../../shared/fixtures/people/dresscode_052767_0.jpg');
@@ -181,7 +182,7 @@ function generation(): NewGeneration {
     id,
     keyId: 'key_bench',
     engine: 'warp',
-    params: { size: 'M', personSize: 'M', fit: 'regular', styling: [], categories: ['auto'], outputFormat: 'jpeg' },
+    params: plainParams(),
     inputs: { selfie: image('selfie'), items: [image('item-0')] },
     retentionDays: 7,
     statusUrl: `http://shop.local/api/v1/try-on/${id}`,
