@@ -4,7 +4,7 @@
  * erased) while pending ones keep theirs. On a shared database two nodes sweeping at once expire each try-on once.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { newId } from '../../server/kernel/ids.ts';
 import { sweep } from '../../server/jobs/retention.ts';
 import { DirectoryImageStore, ImageNotFoundError, type ImageStore } from '../../server/state/images.ts';
@@ -16,9 +16,10 @@ import type { StateGateway } from '../../server/state/types.ts';
 import { Archive } from '../../server/store/archive.ts';
 import { Store } from '../../server/store/db.ts';
 import type { StoredImage } from '../../server/store/schema.ts';
-import { tempDataDir } from '../helpers/appliance.ts';
-import { postgresSkip, startPgCluster, type PgCluster } from '../helpers/pg-cluster.ts';
 import { validJpeg } from '../helpers/hostile-images.ts';
+import { plainParams } from '../helpers/inputs.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const t0 = new Date('2026-03-01T09:00:00Z');
 const at = (hours: number) => new Date(t0.getTime() + hours * 3_600_000);
@@ -31,20 +32,14 @@ interface Stores {
   close(): Promise<void>;
 }
 
-const skip = postgresSkip();
-let cluster: PgCluster | undefined;
-let databases = 0;
-before(async () => {
-  if (!skip) cluster = await startPgCluster();
-});
-after(() => cluster?.stop());
+const { skip, newDatabase } = clusterForFile('retention');
 
 const adapters = [
   {
     name: 'lowdb',
     skip: false as string | false,
     async open(): Promise<Stores> {
-      const dir = await tempDataDir();
+      const dir = await tempDir('fr-retention-');
       const store = await Store.open(dir);
       const archive = await Archive.open(dir);
       return {
@@ -66,7 +61,7 @@ const adapters = [
     name: 'postgres',
     skip,
     async open(): Promise<Stores> {
-      const state = await PgState.open(await cluster!.createDatabase(`retention_${++databases}`));
+      const state = await PgState.open(await newDatabase());
       const images = new PgImageStore(state.db);
       const retention = new PgRetention(state, images);
       return {
@@ -92,15 +87,11 @@ async function submitWithImages(state: StateGateway, images: ImageStore, now: Da
   const bytes = await validJpeg(60, 80);
   const selfie = await images.put(id, 'selfie', bytes, { format: 'jpeg', width: 60, height: 80 });
   const item = await images.put(id, 'item-0', bytes, { format: 'jpeg', width: 60, height: 80 });
-  const params = {
-    size: 'M',
-    personSize: 'M',
-    fit: 'regular' as const,
-    styling: [],
-    categories: ['auto' as const],
-    outputFormat: 'jpeg' as const,
-  };
-  await state.submit({ id, keyId: 'key_1', engine: 'warp', params, inputs: { selfie, items: [item] }, retentionDays: 7 }, now, reply);
+  await state.submit(
+    { id, keyId: 'key_1', engine: 'warp', params: plainParams(), inputs: { selfie, items: [item] }, retentionDays: 7 },
+    now,
+    reply,
+  );
   return { id, selfie, item };
 }
 
@@ -163,7 +154,7 @@ for (const adapter of adapters) {
 }
 
 test('two nodes sweeping one database at once expire each try-on once', { skip }, async () => {
-  const url = await cluster!.createDatabase(`retention_${++databases}`);
+  const url = await newDatabase();
   const nodes = await Promise.all([PgState.open(url), PgState.open(url)]);
   try {
     const [first] = nodes;
@@ -192,9 +183,9 @@ test('two nodes sweeping one database at once expire each try-on once', { skip }
 });
 
 test('with images in a shared directory, a sweep removes their files after it commits', { skip }, async () => {
-  const state = await PgState.open(await cluster!.createDatabase(`retention_${++databases}`));
+  const state = await PgState.open(await newDatabase());
   try {
-    const images = new DirectoryImageStore(await tempDataDir());
+    const images = new DirectoryImageStore(await tempDir('fr-retention-'));
     await state.redeemVoucher({ id: 'v1', credits: 1, issuedAt: t0.toISOString() }, 'key_1', t0);
     const { id, selfie } = await submitWithImages(state, images, t0);
     await state.fail(id, { code: 'engine_failed', message: 'x' }, t0);
