@@ -10,7 +10,7 @@ import { GARMENT_CATEGORIES, isOneOf, normalizeSize } from '../kernel/vocabulary
 import { prepareImage, type ImageLimits } from '../images/index.ts';
 import { mkdirDurably, writeFileDurably } from '../kernel/durable-fs.ts';
 import { newId } from '../kernel/ids.ts';
-import type { CatalogueGarment, StoredImage } from '../store/schema.ts';
+import { photosOf, type CatalogueGarment, type StoredImage } from '../store/schema.ts';
 import type { GarmentView } from './contract.ts';
 
 const EXTENSIONS = { jpeg: 'jpg', png: 'png', webp: 'webp' } as const;
@@ -24,11 +24,6 @@ export const MAX_PHOTOS = 6;
 /** A short name for one stored photo (its file's), which changes whenever the photo does. */
 function versionOf(photo: StoredImage): string {
   return createHash('sha256').update(photo.file).digest('base64url').slice(0, 10);
-}
-
-/** A garment's photos, the one try-ons use first. */
-export function photosOf(garment: CatalogueGarment): StoredImage[] {
-  return [garment.image, ...(garment.morePhotos ?? [])];
 }
 
 /** The view of a garment. */

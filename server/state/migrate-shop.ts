@@ -41,16 +41,17 @@ import { accountSummary, applyEntry, balancesOf, baseBalances, type AccountSumma
 import { mkdirDurably, readJsonLines, writeFileDurably } from '../kernel/durable-fs.ts';
 import { Archive } from '../store/archive.ts';
 import { MOVED_MARKER, Store } from '../store/db.ts';
-import type {
-  ApiKeyRecord,
-  CatalogueGarment,
-  CreditLot,
-  GenerationRecord,
-  GenerationStatus,
-  LedgerEntry,
-  State,
-  StoredImage,
-  WebhookEvent,
+import {
+  photosOf,
+  type ApiKeyRecord,
+  type CatalogueGarment,
+  type CreditLot,
+  type GenerationRecord,
+  type GenerationStatus,
+  type LedgerEntry,
+  type State,
+  type StoredImage,
+  type WebhookEvent,
 } from '../store/schema.ts';
 import { DirectoryImageStore, parseImageFile } from './images.ts';
 import { PgDatabase, constraintOf, type Sql } from './postgres/db.ts';
@@ -846,11 +847,6 @@ function foldLots(entries: readonly LedgerEntry[]): Record<CreditLot, LotTotals>
 
 function imagesOf(record: GenerationRecord): StoredImage[] {
   return [...(record.inputs ? [record.inputs.selfie, ...record.inputs.items] : []), ...(record.result ? [record.result] : [])];
-}
-
-/** A garment's photos, the one try-ons use first (as gui/catalogue.ts's photosOf, a floor above). */
-function photosOf(garment: CatalogueGarment): StoredImage[] {
-  return [garment.image, ...(garment.morePhotos ?? [])];
 }
 
 function keyRow(key: ApiKeyRecord) {

@@ -182,6 +182,11 @@ export interface CatalogueGarment {
   createdAt: string;
 }
 
+/** A garment's photos, the one try-ons use first. */
+export function photosOf(garment: CatalogueGarment): StoredImage[] {
+  return [garment.image, ...(garment.morePhotos ?? [])];
+}
+
 /** A signed-in GUI session; only the SHA-256 of its cookie token is stored. */
 export interface GuiSession {
   id: string;

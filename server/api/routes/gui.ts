@@ -25,12 +25,11 @@ import {
   findGarment,
   garmentView,
   newGarmentId,
-  photosOf,
   removeGarmentImage,
   removeGarmentPhotos,
   storeGarmentImage,
 } from '../../gui/catalogue.ts';
-import type { CatalogueGarment } from '../../store/schema.ts';
+import { photosOf, type CatalogueGarment } from '../../store/schema.ts';
 import {
   checkPinShape,
   clearSessionCookie,
