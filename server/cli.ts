@@ -13,6 +13,7 @@ import { DatabaseNewerError } from './state/postgres/migrations.ts';
 import { migrateShop, redactUrl, ShopMoveMismatch, ShopMoveRefused, type ShopMoveReport } from './state/migrate-shop.ts';
 import { startWorker } from './worker.ts';
 import { ApiError } from './kernel/errors.ts';
+import { stopOnSignals } from './kernel/shutdown.ts';
 import { checkKeyFields, createKey, publicKey, revokeKey } from './keys/api-keys.ts';
 import { DataDirLockedError, DataDirMovedError, Store } from './store/db.ts';
 import { parseCredits, parseExpiry, readIssuerKey, writeIssuerKey } from './vouchers/issuer.ts';
@@ -169,21 +170,7 @@ async function worker(args: string[]): Promise<void> {
   const where = config.imagesDir ? `images in ${config.imagesDir}` : 'images in the database';
   console.log(`fittingroom worker ${running.id}: running ${running.engines.join(', ') || 'no engine (none is ready here)'}; ${where}`);
   process.send?.({ type: 'ready', id: running.id, engines: running.engines });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    console.log(`fittingroom worker: ${signal}, giving back running try-ons…`);
-    running.close().then(
-      () => process.exit(0),
-      (error) => {
-        console.error('fittingroom worker: shutdown failed', error);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  stopOnSignals('fittingroom worker', 'giving back running try-ons', () => running.close());
 }
 
 /** `migrate`: a stopped shop's data directory into a new PostgreSQL database, verified, once. */

@@ -5,6 +5,7 @@
  * process through `process.parentPort`) it reports `{type: 'ready', port}`.
  */
 import { loadConfig } from './config.ts';
+import { stopOnSignals } from './kernel/shutdown.ts';
 import { startAppliance } from './appliance.ts';
 import { builtinEngineSpecs } from './engines/builtin.ts';
 import { DataDirLockedError, DataDirMovedError } from './store/db.ts';
@@ -51,21 +52,7 @@ async function main(): Promise<void> {
   const parentPort = (process as { parentPort?: ParentPort }).parentPort;
   parentPort?.postMessage(readyMessage);
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    console.log(`fittingroom: ${signal}, finishing up…`);
-    appliance.close().then(
-      () => process.exit(0),
-      (error) => {
-        console.error('fittingroom: shutdown failed', error);
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  const stop = stopOnSignals('fittingroom', 'finishing up', () => appliance.close());
   // The Electron shell asks for a clean stop by message (a signal does not reach a utility process on Windows).
   parentPort?.on('message', (event) => {
     if ((event.data as { type?: unknown } | null)?.type === 'shutdown') stop('shutdown asked by the shell');
