@@ -2,22 +2,21 @@
  * What the HTTP layer reads, each read named for what it is for. Routes, the API-key middleware and the GUI's
  * server side read through here and never the state document itself; writes stay `store.mutate(fn)` calls on
  * the features' own functions, or go through the stores of issue 16 (AppDeps.accounts and .state), which also
- * answer the reads that have moved to them (keys, the ledger, the webhook secret). The features that own a part of the state (the try-on service, the job runner,
+ * answer the reads that have moved to them (keys, the installation, the account, the ledger, the webhook
+ * secret and events). The features that own a part of the state (the try-on service, the job runner,
  * the webhook dispatcher, retention) read it themselves. A second kind of store (issue 16) answers these reads.
  *
  * Every read sees committed state only (Store.state is the last durable document), so nothing here shows a
  * change that a crash could still lose.
  */
 import { allGenerations, allLedgerEntries } from './credits/history.ts';
-import { accountSummary, type AccountSummary } from './credits/ledger.ts';
 import { usageReport, type UsageQuery, type UsageReport } from './credits/usage.ts';
 import { findGarment } from './gui/catalogue.ts';
 import { findSession, guiSessionAuth } from './gui/session.ts';
 import { sharedTryOn } from './gui/share.ts';
 import { findGeneration, type Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
-import type { ApiKeyRecord, CatalogueGarment, GenerationRecord, GuiSession, WebhookEvent } from './store/schema.ts';
-import { eventsOf } from './webhooks/outbox.ts';
+import type { ApiKeyRecord, CatalogueGarment, GenerationRecord, GuiSession } from './store/schema.ts';
 
 export class StateReads {
   constructor(
@@ -26,25 +25,10 @@ export class StateReads {
     private readonly clock: () => Date,
   ) {}
 
-  /** The installation's id, which vouchers are bound to; null before the first start has written it. */
-  installationId(): string | null {
-    return this.store.state.installation?.id ?? null;
-  }
-
-  /** Credits remaining, reserved and from the trial, now. */
-  account(): AccountSummary {
-    return accountSummary(this.store.state, this.clock());
-  }
-
   /** Usage per day or hour, over the state and the archive. */
   usage(query: UsageQuery): UsageReport {
     const state = this.store.state;
     return usageReport(query, allGenerations(state, this.archive), allLedgerEntries(state, this.archive));
-  }
-
-  /** The webhook events of one try-on, oldest first. */
-  webhookEvents(record: GenerationRecord): WebhookEvent[] {
-    return eventsOf(this.store.state, record);
   }
 
   /** The try-on a take-home link shows, if the link is valid and the try-on still has its picture. */

@@ -4,10 +4,10 @@ import { CREDIT_PACKS } from '../../credits/packs.ts';
 import type { AppDeps } from '../deps.ts';
 
 /** Routes /api/v1/account and /api/v1/credit-packs. */
-export function accountRoutes({ reads }: AppDeps): Router {
+export function accountRoutes({ state, clock }: AppDeps): Router {
   const router = Router();
-  router.get('/account', (_req, res) => {
-    res.json(reads.account());
+  router.get('/account', async (_req, res) => {
+    res.json(await state.account(clock()));
   });
   router.get('/credit-packs', (_req, res) => {
     res.json(CREDIT_PACKS);

@@ -9,14 +9,14 @@ import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from
 const LEDGER_LIMIT = { default: 100, max: 500 };
 
 /** Routes under /api/v1 for vouchers, usage and the ledger. Throws at start-up on a bad trusted issuer key. */
-export function creditRoutes({ state, reads, clock, config, vouchersRedeemed, log }: AppDeps): Router {
+export function creditRoutes({ state, accounts, reads, clock, config, vouchersRedeemed, log }: AppDeps): Router {
   const issuers = trustedIssuers(config.trustedIssuerKeys);
   const router = Router();
 
   router.post('/credits/redeem', requireScope('admin'), async (req, res) => {
     const text = (req.body as { voucher?: unknown } | undefined)?.voucher;
     if (typeof text !== 'string' || text === '') throw validationError([{ field: 'voucher', message: 'is required (a voucher text)' }]);
-    const installId = reads.installationId();
+    const installId = (await accounts.installation())?.id;
     if (!installId) throw new ApiError('internal', 'The installation has no id.');
     let voucher: VoucherPayload;
     try {

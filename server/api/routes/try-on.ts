@@ -21,7 +21,7 @@ export function baseUrlOf(req: Request, publicBaseUrl: string | null): string {
 
 /** Routes under /api/v1/try-on: each parses the request, calls the try-on service once, and renders. */
 export function tryOnRoutes(deps: AppDeps): Router {
-  const { store, reads, tryOns, clock, config } = deps;
+  const { store, state, tryOns, clock, config } = deps;
   const router = Router();
   // Status, list and image replies can carry a customer's photo or its try-on: never kept by a cache.
   router.use('/try-on', (_req, res, next) => {
@@ -29,8 +29,8 @@ export function tryOnRoutes(deps: AppDeps): Router {
     next();
   });
 
-  const viewContext = (req: Request): ViewContext => ({
-    creditsRemaining: reads.account().creditsRemaining,
+  const viewContext = async (req: Request): Promise<ViewContext> => ({
+    creditsRemaining: (await state.account(clock())).creditsRemaining,
     now: clock(),
     baseUrl: baseUrlOf(req, config.publicBaseUrl),
     live: (id) => tryOns.live(id),
@@ -72,7 +72,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
       },
       viewerOf(req),
     );
-    const context = viewContext(req);
+    const context = await viewContext(req);
     res.json({ data: await Promise.all(page.records.map((record) => generationView(record, context))), nextCursor: page.nextCursor });
   });
 
@@ -90,7 +90,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
     }
     const record = tryOns.find(id, viewer);
     if (record.status === 'pending') res.setHeader('Retry-After', '1');
-    res.json(await generationView(record, viewContext(req), store.dataDir));
+    res.json(await generationView(record, await viewContext(req), store.dataDir));
   });
 
   router.get('/try-on/:genId/image', async (req, res) => {
@@ -100,7 +100,8 @@ export function tryOnRoutes(deps: AppDeps): Router {
   });
 
   router.post('/try-on/:genId/cancel', async (req, res) => {
-    res.json(await generationView(await tryOns.cancel(req.params.genId!, viewerOf(req)), viewContext(req)));
+    const canceled = await tryOns.cancel(req.params.genId!, viewerOf(req));
+    res.json(await generationView(canceled, await viewContext(req)));
   });
 
   router.delete('/try-on/:genId', async (req, res) => {

@@ -7,7 +7,7 @@ import { deliveryView, redeliverEvent } from '../../webhooks/outbox.ts';
 
 /** Routes under /api/v1 for webhooks. */
 export function webhookRoutes(deps: AppDeps): Router {
-  const { store, reads, accounts, tryOns, clock, config, webhooks } = deps;
+  const { store, state, accounts, tryOns, clock, config, webhooks } = deps;
   const router = Router();
 
   router.get('/webhooks/secret', requireScope('admin'), async (_req, res) => {
@@ -18,9 +18,9 @@ export function webhookRoutes(deps: AppDeps): Router {
     res.json(await accounts.rotateWebhookSecret(clock(), config.webhookSecretOverlapHours));
   });
 
-  router.get('/try-on/:genId/webhook-deliveries', (req, res) => {
+  router.get('/try-on/:genId/webhook-deliveries', async (req, res) => {
     const record = tryOns.find(req.params.genId!, viewerOf(req));
-    res.json({ data: reads.webhookEvents(record).map(deliveryView) });
+    res.json({ data: (await state.webhookEvents(record.id)).map(deliveryView) });
   });
 
   router.post('/try-on/:genId/webhook-deliveries/redeliver', async (req, res) => {
