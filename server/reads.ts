@@ -9,8 +9,6 @@
  * Every read sees committed state only (Store.state is the last durable document), so nothing here shows a
  * change that a crash could still lose.
  */
-import { allGenerations, allLedgerEntries } from './credits/history.ts';
-import { usageReport, type UsageQuery, type UsageReport } from './credits/usage.ts';
 import { findGarment } from './gui/catalogue.ts';
 import { findSession, guiSessionAuth } from './gui/session.ts';
 import { sharedTryOn } from './gui/share.ts';
@@ -24,12 +22,6 @@ export class StateReads {
     private readonly archive: Archive,
     private readonly clock: () => Date,
   ) {}
-
-  /** Usage per day or hour, over the state and the archive. */
-  usage(query: UsageQuery): UsageReport {
-    const state = this.store.state;
-    return usageReport(query, allGenerations(state, this.archive), allLedgerEntries(state, this.archive));
-  }
 
   /** The try-on a take-home link shows, if the link is valid and the try-on still has its picture. */
   sharedTryOn(token: string): GenerationRecord | undefined {

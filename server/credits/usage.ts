@@ -101,8 +101,12 @@ const TERMINAL_COUNT = { complete: 'completed', failed: 'failed', canceled: 'can
 
 const zero = (): UsageCounts => ({ submitted: 0, completed: 0, failed: 0, canceled: 0, creditsUsed: 0 });
 
+/** What usage reads of a try-on and of a ledger entry (a store may hand over just these). */
+export type UsageGeneration = Pick<GenerationRecord, 'createdAt' | 'status' | 'completedAt'>;
+export type UsageEntry = Pick<LedgerEntry, 'type' | 'amount' | 'at'>;
+
 /** Counts generations and captured credits into the query's periods. */
-export function usageReport(query: UsageQuery, generations: Iterable<GenerationRecord>, ledger: Iterable<LedgerEntry>): UsageReport {
+export function usageReport(query: UsageQuery, generations: Iterable<UsageGeneration>, ledger: Iterable<UsageEntry>): UsageReport {
   const period = PERIOD_MS[query.granularity];
   const from = query.from.getTime();
   const to = query.to.getTime();

@@ -4,7 +4,8 @@
  * memory (a request that dies with the process committed nothing), so a lease never has to run out.
  */
 import { randomUUID } from 'node:crypto';
-import { ledgerPage } from '../credits/history.ts';
+import { allGenerations, allLedgerEntries, ledgerPage } from '../credits/history.ts';
+import { usageReport, type UsageQuery } from '../credits/usage.ts';
 import { accountSummary, expireDueCredits, grantTrial } from '../credits/ledger.ts';
 import { ApiError } from '../kernel/errors.ts';
 import { IdempotencyGuard, rememberReply } from '../idempotency/idempotency.ts';
@@ -39,6 +40,11 @@ export class LowdbState implements StateGateway {
 
   async ledgerPage(before: number | null, limit: number) {
     return ledgerPage(this.store.state, this.archive, before, limit);
+  }
+
+  async usage(query: UsageQuery) {
+    const state = this.store.state;
+    return usageReport(query, allGenerations(state, this.archive), allLedgerEntries(state, this.archive));
   }
 
   redeemVoucher(...args: Parameters<StateGateway['redeemVoucher']>) {

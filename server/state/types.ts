@@ -10,6 +10,7 @@
  */
 import type { AccountSummary } from '../credits/ledger.ts';
 import type { LedgerPage } from '../credits/history.ts';
+import type { UsageQuery, UsageReport } from '../credits/usage.ts';
 import type { GenerationErrorCode } from '../kernel/vocabulary.ts';
 import type { NewGeneration } from '../jobs/generations.ts';
 import type { GenerationRecord, IdempotencyRecord, StoredImage, WebhookEvent } from '../store/schema.ts';
@@ -54,6 +55,8 @@ export interface StateGateway {
   expireDueCredits(now: Date): Promise<number>;
   /** Up to `limit` ledger entries with a seq below `before` (all when null), newest first. */
   ledgerPage(before: number | null, limit: number): Promise<LedgerPage>;
+  /** Try-ons submitted and ended, and credits used, per period of the query (contract 2.8's usage). */
+  usage(query: UsageQuery): Promise<UsageReport>;
   /** Credits a verified voucher, once per voucher id (409 `conflict` afterwards). */
   redeemVoucher(voucher: VoucherPayload, keyId: string, now: Date): Promise<Redemption>;
 

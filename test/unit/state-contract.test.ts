@@ -289,6 +289,33 @@ for (const adapter of adapters) {
       await assertBalanced(state, at(6));
     });
 
+    test('usage counts try-ons submitted and ended, and credits used, in the periods they fall in', async () => {
+      await fresh();
+      await state.redeemVoucher(voucher('v1', 10), 'key_1', at(0));
+      const HOUR = 3600;
+      await state.submit(generation('gen_a'), at(10));
+      await state.submit(generation('gen_b'), at(20));
+      await state.submit(generation('gen_c'), at(HOUR + 5));
+      await state.submit(generation('gen_d'), at(HOUR + 6));
+      await state.submit(generation('gen_e'), at(3 * HOUR));
+      await state.complete('gen_a', image('r.jpg'), at(HOUR + 1));
+      await state.fail('gen_b', { code: 'engine_failed', message: 'x' }, at(30));
+      await state.cancel('gen_c', at(HOUR + 7));
+      await state.complete('gen_d', image('r.jpg'), at(2 * HOUR + 1));
+      const report = await state.usage({ from: at(0), to: at(3 * HOUR), granularity: 'hour' });
+      assert.deepEqual(
+        report.periods.map((p) => [p.start, p.submitted, p.completed, p.failed, p.canceled, p.creditsUsed]),
+        [
+          [at(0).toISOString(), 2, 0, 1, 0, 0],
+          [at(HOUR).toISOString(), 2, 1, 0, 1, 1],
+          [at(2 * HOUR).toISOString(), 0, 1, 0, 0, 1],
+        ],
+      );
+      assert.deepEqual(report.totals, { submitted: 4, completed: 2, failed: 1, canceled: 1, creditsUsed: 2 });
+      assert.equal(report.from, at(0).toISOString());
+      assert.equal(report.granularity, 'hour');
+    });
+
     test('the ledger pages newest first', async () => {
       await fresh();
       for (let i = 0; i < 5; i++) await state.redeemVoucher(voucher(`v${i}`, i + 1), 'key_1', at(i));

@@ -9,7 +9,7 @@ import { trustedIssuers, verifyVoucher, VoucherError, type VoucherPayload } from
 const LEDGER_LIMIT = { default: 100, max: 500 };
 
 /** Routes under /api/v1 for vouchers, usage and the ledger. Throws at start-up on a bad trusted issuer key. */
-export function creditRoutes({ state, accounts, reads, clock, config, vouchersRedeemed, log }: AppDeps): Router {
+export function creditRoutes({ state, accounts, clock, config, vouchersRedeemed, log }: AppDeps): Router {
   const issuers = trustedIssuers(config.trustedIssuerKeys);
   const router = Router();
 
@@ -35,9 +35,9 @@ export function creditRoutes({ state, accounts, reads, clock, config, vouchersRe
     res.json(redemption);
   });
 
-  router.get('/usage', (req, res) => {
+  router.get('/usage', async (req, res) => {
     const query = parseUsageQuery(req.query as Record<string, unknown>, clock());
-    res.json(reads.usage(query));
+    res.json(await state.usage(query));
   });
 
   router.get('/ledger', requireScope('admin'), async (req, res) => {

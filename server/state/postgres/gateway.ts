@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { noCredits, type AccountSummary } from '../../credits/ledger.ts';
 import type { LedgerPage } from '../../credits/history.ts';
+import { usageReport, type UsageGeneration, type UsageQuery, type UsageReport } from '../../credits/usage.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { newId } from '../../kernel/ids.ts';
 import { markSettled, newGenerationRecord, type NewGeneration } from '../../jobs/generations.ts';
@@ -76,6 +77,22 @@ export class PgState implements StateGateway {
     ]);
     const entries = rows.slice(0, limit).map(entryOf);
     return { entries, nextBefore: rows.length > limit ? entries[entries.length - 1]!.seq : null };
+  }
+
+  async usage(query: UsageQuery): Promise<UsageReport> {
+    const [from, to] = [query.from.toISOString(), query.to.toISOString()];
+    // ISO times of one format order as text; only what falls in the query's span is read.
+    const generations = await this.db.query<UsageGeneration>(
+      `SELECT record ->> 'createdAt' AS "createdAt", status, record ->> 'completedAt' AS "completedAt" FROM generations
+       WHERE (created_at >= $1 AND created_at < $2) OR (record ->> 'completedAt' >= $1 AND record ->> 'completedAt' < $2)`,
+      [from, to],
+    );
+    const captures = await this.db.query<{ type: 'capture'; amount: number; at: Date }>(
+      `SELECT type, amount, at FROM ledger WHERE type = 'capture' AND at >= $1 AND at < $2`,
+      [query.from, query.to],
+    );
+    const entries = captures.rows.map((row) => ({ type: row.type, amount: row.amount, at: row.at.toISOString() }));
+    return usageReport(query, generations.rows.map(withoutNulls), entries);
   }
 
   redeemVoucher(voucher: VoucherPayload, keyId: string, now: Date): Promise<Redemption> {
@@ -370,4 +387,9 @@ function entryOf(row: LedgerRow): LedgerEntry {
   if (row.expires_at !== null) entry.expiresAt = row.expires_at.toISOString();
   if (row.note !== null) entry.note = row.note;
   return entry;
+}
+
+/** A usage row as usageReport reads it: a try-on that has not ended has no completedAt (SQL gives null). */
+function withoutNulls(row: UsageGeneration): UsageGeneration {
+  return row.completedAt === null ? { createdAt: row.createdAt, status: row.status } : row;
 }
