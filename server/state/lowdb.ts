@@ -13,7 +13,7 @@ import { cancelGeneration, completeGeneration, createGeneration, failGeneration,
 import type { Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
 import { redeemVoucher } from '../vouchers/redeem.ts';
-import { eventsOf } from '../webhooks/outbox.ts';
+import { eventsOf, redeliverEvent } from '../webhooks/outbox.ts';
 import type { Admission, IdempotencyClaim, StateGateway } from './types.ts';
 
 export class LowdbState implements StateGateway {
@@ -114,6 +114,16 @@ export class LowdbState implements StateGateway {
   async cancel(id: string, now: Date) {
     await this.store.mutate((state) => cancelGeneration(state, id, now));
     return this.store.state.generations[id]!;
+  }
+
+  redeliver(genId: string, now: Date) {
+    // A finished try-on may be in the archive; its event stays in the state until pruned.
+    const found = this.archive.generation(genId);
+    return this.store.mutate((state) => {
+      const record = Object.hasOwn(state.generations, genId) ? state.generations[genId] : found;
+      if (!record) throw new ApiError('not_found', `There is no try-on ${genId}.`);
+      return structuredClone(redeliverEvent(state, record, now));
+    });
   }
 
   async webhookEvents(genId: string) {

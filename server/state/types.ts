@@ -86,6 +86,11 @@ export interface StateGateway {
   fail(id: string, error: { code: GenerationErrorCode; message: string }, now: Date): Promise<boolean>;
   /** Cancels a pending try-on and releases its credit; 404 if unknown, 409 if already terminal. */
   cancel(id: string, now: Date): Promise<GenerationRecord>;
+  /**
+   * Sends a finished try-on's webhook event again: pending and due now, a new retry schedule, its attempts kept;
+   * 404 if the try-on is unknown, 409 if it is pending or has no event.
+   */
+  redeliver(genId: string, now: Date): Promise<WebhookEvent>;
   /** The webhook events of one try-on, oldest first. */
   webhookEvents(genId: string): Promise<WebhookEvent[]>;
 

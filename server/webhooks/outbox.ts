@@ -130,9 +130,13 @@ function settle(event: WebhookEvent, state: Exclude<WebhookEvent['state'], 'pend
  * its attempt history kept. 409 if the generation is not terminal or has no event.
  */
 export function redeliverEvent(state: State, record: GenerationRecord, now: Date): WebhookEvent {
+  return restartDelivery(record, record.webhookEventId ? state.webhookEvents[record.webhookEventId] : undefined, now);
+}
+
+/** `redeliverEvent` on the event itself (undefined: the try-on has none), wherever a store keeps it. */
+export function restartDelivery(record: GenerationRecord, event: WebhookEvent | undefined, now: Date): WebhookEvent {
   if (record.status === 'pending')
     throw new ApiError('conflict', `The try-on ${record.id} is still pending; its webhook is sent when it ends.`);
-  const event = record.webhookEventId ? state.webhookEvents[record.webhookEventId] : undefined;
   if (!event) throw new ApiError('conflict', `The try-on ${record.id} has no webhook event to send again.`);
   event.state = 'pending';
   event.nextAttemptAt = now.toISOString();

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { NewGeneration } from '../../server/jobs/generations.ts';
+import type { ApiError } from '../../server/kernel/errors.ts';
 import { LowdbState } from '../../server/state/lowdb.ts';
 import { PgDeliveries } from '../../server/state/postgres/deliveries.ts';
 import { PgState } from '../../server/state/postgres/gateway.ts';
@@ -165,6 +166,34 @@ for (const adapter of adapters) {
       const claimed = claims.flatMap((claim) => claim.events.map((event) => event.id));
       assert.equal(new Set(claimed).size, claimed.length, 'an event claimed twice');
       assert.deepEqual([...claimed].sort(), [...ids].sort());
+    });
+
+    test('a finished try-on is sent again on request: due at once, a new schedule, its attempts kept', async () => {
+      const { state, deliveries } = await fresh();
+      const [id] = await terminalEvents(state, 1);
+      await deliveries.claimDue('dsp_a', at(1), 1, 60);
+      await deliveries.recordAttempt(id!, 'dsp_a', refused(1), at(1), [], half);
+      assert.equal((await state.webhookEvents('gen_0'))[0]!.state, 'failed', 'no retries left');
+      const again = await state.redeliver('gen_0', at(100));
+      assert.deepEqual(
+        [again.id, again.state, again.nextAttemptAt, again.scheduleFrom, again.attempts.length],
+        [id, 'pending', at(100).toISOString(), 1, 1],
+      );
+      const due = await deliveries.claimDue('dsp_b', at(100), 5, 60);
+      assert.deepEqual(
+        due.events.map((event) => event.id),
+        [id],
+      );
+      assert.equal((await deliveries.recordAttempt(id!, 'dsp_b', ok(101), at(101), RETRY, half))!.state, 'delivered');
+      assert.equal((await state.webhookEvents('gen_0'))[0]!.attempts.length, 2);
+
+      await state.redeemVoucher({ id: 'v_more', credits: 2, issuedAt: t0.toISOString() }, 'key_1', at(200));
+      await state.submit(generation('gen_pending'), at(200));
+      await assert.rejects(state.redeliver('gen_pending', at(201)), (error: ApiError) => error.code === 'conflict');
+      await state.submit({ ...generation('gen_quiet'), params: plainParams() }, at(200));
+      await state.fail('gen_quiet', { code: 'engine_failed', message: 'x' }, at(202));
+      await assert.rejects(state.redeliver('gen_quiet', at(203)), (error: ApiError) => error.code === 'conflict', 'no webhook, no event');
+      await assert.rejects(state.redeliver('gen_none', at(203)), (error: ApiError) => error.code === 'not_found');
     });
 
     test('settled events older than the cut-off are pruned; pending ones stay', async () => {

@@ -3,11 +3,11 @@ import { Router } from 'express';
 import type { AppDeps } from '../deps.ts';
 import { requireScope } from '../middleware/api-key.ts';
 import { viewerOf } from '../request-context.ts';
-import { deliveryView, redeliverEvent } from '../../webhooks/outbox.ts';
+import { deliveryView } from '../../webhooks/outbox.ts';
 
 /** Routes under /api/v1 for webhooks. */
 export function webhookRoutes(deps: AppDeps): Router {
-  const { store, state, accounts, tryOns, clock, config, webhooks } = deps;
+  const { state, accounts, tryOns, clock, config, webhooks } = deps;
   const router = Router();
 
   router.get('/webhooks/secret', requireScope('admin'), async (_req, res) => {
@@ -25,8 +25,8 @@ export function webhookRoutes(deps: AppDeps): Router {
 
   router.post('/try-on/:genId/webhook-deliveries/redeliver', async (req, res) => {
     const id = req.params.genId!;
-    const found = tryOns.find(id, viewerOf(req));
-    const view = await store.mutate((state) => deliveryView(redeliverEvent(state, state.generations[id] ?? found, clock())));
+    tryOns.find(id, viewerOf(req));
+    const view = deliveryView(await state.redeliver(id, clock()));
     webhooks.wake();
     res.status(202).json(view);
   });

@@ -14,7 +14,7 @@ import { markSettled, newGenerationRecord, type NewGeneration } from '../../jobs
 import type { CreditLot, GenerationRecord, IdempotencyRecord, LedgerEntry, LedgerEntryType, WebhookEvent } from '../../store/schema.ts';
 import type { Redemption } from '../../vouchers/redeem.ts';
 import type { VoucherPayload } from '../../vouchers/voucher.ts';
-import { terminalEvent } from '../../webhooks/outbox.ts';
+import { restartDelivery, terminalEvent } from '../../webhooks/outbox.ts';
 import { claimLost } from '../lowdb.ts';
 import type { Admission, IdempotencyClaim, ReplyToRemember, StateGateway, SubmitResult } from '../types.ts';
 import { PgDatabase, type Sql } from './db.ts';
@@ -233,6 +233,17 @@ export class PgState implements StateGateway {
       return 'canceled';
     });
     return canceled!;
+  }
+
+  redeliver(genId: string, now: Date): Promise<WebhookEvent> {
+    return this.db.transaction(async (sql) => {
+      const record = await lockGeneration(sql, genId);
+      if (!record) throw new ApiError('not_found', `There is no try-on ${genId}.`);
+      const { rows } = await sql.query<{ event: WebhookEvent }>('SELECT event FROM webhook_events WHERE gen_id = $1 FOR UPDATE', [genId]);
+      const event = restartDelivery(record, rows[0]?.event, now);
+      await sql.query('UPDATE webhook_events SET event = $2 WHERE id = $1', [event.id, event]);
+      return event;
+    });
   }
 
   async webhookEvents(genId: string): Promise<WebhookEvent[]> {
