@@ -115,13 +115,18 @@ export interface AccountSummary {
 /** What the account holds at `now`; expired trial credits count as gone even before the sweep records it. */
 export function accountSummary(state: State, now: Date): AccountSummary {
   const balances = balancesOf(state);
-  const trialLive = balances.trialExpiresAt !== null && now.getTime() < Date.parse(balances.trialExpiresAt);
-  const trial = trialLive ? Math.max(0, balances.lots.trial.available) : 0;
+  return summaryOfLots(balances.lots, balances.trialExpiresAt, now);
+}
+
+/** The account summary from the lots' balances, wherever a store keeps them (a fold here, rows in PostgreSQL). */
+export function summaryOfLots(lots: Record<CreditLot, LotBalance>, trialExpiresAt: string | null, now: Date): AccountSummary {
+  const trialLive = trialExpiresAt !== null && now.getTime() < Date.parse(trialExpiresAt);
+  const trial = trialLive ? Math.max(0, lots.trial.available) : 0;
   return {
-    creditsRemaining: trial + balances.lots.paid.available,
-    creditsReserved: balances.lots.trial.reserved + balances.lots.paid.reserved,
+    creditsRemaining: trial + lots.paid.available,
+    creditsReserved: lots.trial.reserved + lots.paid.reserved,
     trialCreditsRemaining: trial,
-    trialExpiresAt: balances.trialExpiresAt,
+    trialExpiresAt,
   };
 }
 

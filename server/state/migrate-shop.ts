@@ -37,7 +37,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { allGenerations, allLedgerEntries } from '../credits/history.ts';
-import { accountSummary, applyEntry, balancesOf, baseBalances, type AccountSummary } from '../credits/ledger.ts';
+import { accountSummary, applyEntry, balancesOf, baseBalances, summaryOfLots, type AccountSummary } from '../credits/ledger.ts';
 import { mkdirDurably, readJsonLines, writeFileDurably } from '../kernel/durable-fs.ts';
 import { Archive } from '../store/archive.ts';
 import { MOVED_MARKER, Store } from '../store/db.ts';
@@ -657,15 +657,7 @@ async function totalsIn(sql: Sql, now: Date, imagesDir: string | null): Promise<
     paid: { available: lot('paid').available, reserved: lot('paid').reserved, spent: lot('paid').spent },
   };
   const trialExpiresAt = lot('trial').expires_at?.toISOString() ?? null;
-  // As PgState's account summary: expired trial credits count as gone before the sweep records it.
-  const trialLive = trialExpiresAt !== null && now.getTime() < Date.parse(trialExpiresAt);
-  const trialLeft = trialLive ? lots.trial.available : 0;
-  const account: AccountSummary = {
-    creditsRemaining: trialLeft + lots.paid.available,
-    creditsReserved: lots.trial.reserved + lots.paid.reserved,
-    trialCreditsRemaining: trialLeft,
-    trialExpiresAt,
-  };
+  const account = summaryOfLots(lots, trialExpiresAt, now);
 
   const installation = (await sql.query<{ id: string }>('SELECT id FROM installation')).rows[0]?.id ?? '(none)';
 

@@ -5,7 +5,7 @@
  * transaction instead of breaking the books.
  */
 import { randomUUID } from 'node:crypto';
-import { noCredits, type AccountSummary } from '../../credits/ledger.ts';
+import { noCredits, summaryOfLots, type AccountSummary } from '../../credits/ledger.ts';
 import type { LedgerPage } from '../../credits/history.ts';
 import { usageReport, type UsageGeneration, type UsageQuery, type UsageReport } from '../../credits/usage.ts';
 import { ApiError } from '../../kernel/errors.ts';
@@ -340,18 +340,10 @@ function lotOf(rows: readonly LotRow[], lot: CreditLot): LotRow {
   return row;
 }
 
-/** The account summary of section 2.8, from the lots' balances. */
+/** The account summary of section 2.8, from the lots' rows. */
 function summaryOf(rows: readonly LotRow[], now: Date): AccountSummary {
   const trial = lotOf(rows, 'trial');
-  const paid = lotOf(rows, 'paid');
-  const live = trial.expires_at !== null && now.getTime() < trial.expires_at.getTime();
-  const trialLeft = live ? trial.available : 0;
-  return {
-    creditsRemaining: trialLeft + paid.available,
-    creditsReserved: trial.reserved + paid.reserved,
-    trialCreditsRemaining: trialLeft,
-    trialExpiresAt: trial.expires_at?.toISOString() ?? null,
-  };
+  return summaryOfLots({ trial, paid: lotOf(rows, 'paid') }, trial.expires_at?.toISOString() ?? null, now);
 }
 
 /** Records the expiry of the trial lot once its time has passed (the lots locked by the caller); credits expired. */
