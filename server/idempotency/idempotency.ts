@@ -99,3 +99,8 @@ export function sweepIdempotency(state: State, now: Date): number {
   }
   return removed;
 }
+
+/** A submit under a claim this process no longer holds: refused, nothing written. */
+export function claimLost(): ApiError {
+  return new ApiError('idempotency_key_in_use', 'This request no longer holds its Idempotency-Key; try again.', { retryAfterSeconds: 1 });
+}

@@ -8,7 +8,7 @@ import { allGenerations, allLedgerEntries, ledgerPage } from '../credits/history
 import { usageReport, type UsageQuery } from '../credits/usage.ts';
 import { accountSummary, expireDueCredits, grantTrial } from '../credits/ledger.ts';
 import { ApiError } from '../kernel/errors.ts';
-import { IdempotencyGuard, rememberReply } from '../idempotency/idempotency.ts';
+import { claimLost, IdempotencyGuard, rememberReply } from '../idempotency/idempotency.ts';
 import { cancelGeneration, completeGeneration, createGeneration, failGeneration, startAttempt } from '../jobs/generations.ts';
 import type { Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
@@ -138,9 +138,4 @@ export class LowdbState implements StateGateway {
 
 function heldKey(claim: IdempotencyClaim): string {
   return `${claim.scope}\n${claim.key}`;
-}
-
-/** A submit under a claim this process no longer holds: refused, nothing written. */
-export function claimLost(): ApiError {
-  return new ApiError('idempotency_key_in_use', 'This request no longer holds its Idempotency-Key; try again.', { retryAfterSeconds: 1 });
 }

@@ -9,13 +9,13 @@ import { noCredits, summaryOfLots, type AccountSummary } from '../../credits/led
 import type { LedgerPage } from '../../credits/history.ts';
 import { usageReport, type UsageGeneration, type UsageQuery, type UsageReport } from '../../credits/usage.ts';
 import { ApiError } from '../../kernel/errors.ts';
+import { claimLost } from '../../idempotency/idempotency.ts';
 import { newId } from '../../kernel/ids.ts';
 import { markSettled, newGenerationRecord, type NewGeneration } from '../../jobs/generations.ts';
 import type { CreditLot, GenerationRecord, IdempotencyRecord, LedgerEntry, LedgerEntryType, WebhookEvent } from '../../store/schema.ts';
 import type { Redemption } from '../../vouchers/redeem.ts';
 import type { VoucherPayload } from '../../vouchers/voucher.ts';
 import { restartDelivery, terminalEvent } from '../../webhooks/outbox.ts';
-import { claimLost } from '../lowdb.ts';
 import type { Admission, IdempotencyClaim, ReplyToRemember, StateGateway, SubmitResult } from '../types.ts';
 import { PgDatabase, type Sql } from './db.ts';
 
