@@ -19,6 +19,7 @@ import { Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
 import { StateReads } from './reads.ts';
 import { LowdbAccounts } from './state/lowdb-accounts.ts';
+import { DirectoryImageStore } from './state/images.ts';
 import { LowdbState } from './state/lowdb.ts';
 import { TryOnService } from './tryons/service.ts';
 import { VERSION } from './version.ts';
@@ -139,6 +140,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     reads: new StateReads(store, archive, clock),
     accounts: new LowdbAccounts(store),
     state,
+    images: new DirectoryImageStore(config.dataDir),
     archive,
     engines,
     runner,

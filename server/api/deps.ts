@@ -7,6 +7,7 @@ import type { FramingGuide } from '../gui/framing.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
 import type { AccountStore } from '../state/accounts.ts';
+import type { ImageStore } from '../state/images.ts';
 import type { StateGateway } from '../state/types.ts';
 import type { Archive } from '../store/archive.ts';
 import type { StateReads } from '../reads.ts';
@@ -26,6 +27,8 @@ export interface AppDeps {
   accounts: AccountStore;
   /** Credits, vouchers and try-ons' state changes on any store (submit and cancel go through `tryOns`). */
   state: StateGateway;
+  /** A try-on's images (the data directory on one PC; PostgreSQL or a shared directory on a database). */
+  images: ImageStore;
   archive: Archive;
   engines: EngineCatalog;
   runner: JobRunner;
