@@ -9,12 +9,22 @@ import { usageReport, type UsageQuery } from '../credits/usage.ts';
 import { accountSummary, expireDueCredits, grantTrial } from '../credits/ledger.ts';
 import { ApiError } from '../kernel/errors.ts';
 import { claimLost, IdempotencyGuard, rememberReply } from '../idempotency/idempotency.ts';
-import { cancelGeneration, completeGeneration, createGeneration, failGeneration, startAttempt } from '../jobs/generations.ts';
+import {
+  cancelGeneration,
+  completeGeneration,
+  createGeneration,
+  failGeneration,
+  isTerminal,
+  markErased,
+  startAttempt,
+} from '../jobs/generations.ts';
+import { markErasedAnywhere } from '../jobs/retention.ts';
 import type { Archive } from '../store/archive.ts';
 import type { Store } from '../store/db.ts';
 import { redeemVoucher } from '../vouchers/redeem.ts';
 import { eventsOf, redeliverEvent } from '../webhooks/outbox.ts';
-import type { Admission, IdempotencyClaim, StateGateway } from './types.ts';
+import type { GenerationRecord } from '../store/schema.ts';
+import type { Admission, Erased, GenerationQuery, IdempotencyClaim, StateGateway } from './types.ts';
 
 export class LowdbState implements StateGateway {
   private readonly guard = new IdempotencyGuard();
@@ -95,6 +105,46 @@ export class LowdbState implements StateGateway {
 
   async generation(id: string) {
     return Object.hasOwn(this.store.state.generations, id) ? this.store.state.generations[id] : this.archive.generation(id);
+  }
+
+  async generations(query: GenerationQuery): Promise<GenerationRecord[]> {
+    const { store, archive } = this;
+    const { status, before, limit } = query;
+    const keyIds = query.keyIds && new Set(query.keyIds);
+    const wanted = (record: Pick<GenerationRecord, 'id' | 'status' | 'keyId'>) =>
+      (status === undefined || record.status === status) &&
+      (before === undefined || record.id < before) &&
+      (keyIds === undefined || keyIds.has(record.keyId));
+    const newest = (a: GenerationRecord, b: GenerationRecord) => (a.id < b.id ? 1 : -1);
+    const live = store.state.generations;
+    const fromState = Object.values(live).filter(wanted).sort(newest).slice(0, limit);
+    // The archive is walked newest first until enough are found; only the records on the page are parsed.
+    const fromArchive: GenerationRecord[] = [];
+    for (const id of archive.ids()) {
+      if (fromArchive.length >= limit) break;
+      if (!Object.hasOwn(live, id) && wanted({ id, ...archive.summary(id)! })) fromArchive.push(archive.generation(id)!);
+    }
+    return [...fromState, ...fromArchive].sort(newest).slice(0, limit);
+  }
+
+  async pendingCount(): Promise<number> {
+    // The archive holds finished try-ons only.
+    return Object.values(this.store.state.generations).filter((record) => !isTerminal(record)).length;
+  }
+
+  async erase(id: string, now: Date): Promise<Erased> {
+    const canceled = await this.store.mutate((state) => {
+      const record = state.generations[id];
+      if (!record) return undefined;
+      const pending = !isTerminal(record);
+      if (pending) cancelGeneration(state, id, now);
+      markErased(state, id, 'all');
+      return pending;
+    });
+    // A finished try-on may be in the archive (or have moved there since it was looked up).
+    if (canceled === undefined && !(await markErasedAnywhere(this.store, this.archive, id, 'all')))
+      throw new ApiError('not_found', `There is no try-on ${id}.`);
+    return { record: (await this.generation(id))!, canceled: canceled === true };
   }
 
   startAttempt(id: string, now: Date): Promise<boolean> {

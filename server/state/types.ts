@@ -13,7 +13,7 @@ import type { LedgerPage } from '../credits/history.ts';
 import type { UsageQuery, UsageReport } from '../credits/usage.ts';
 import type { GenerationErrorCode } from '../kernel/vocabulary.ts';
 import type { NewGeneration } from '../jobs/generations.ts';
-import type { GenerationRecord, IdempotencyRecord, StoredImage, WebhookEvent } from '../store/schema.ts';
+import type { GenerationRecord, GenerationStatus, IdempotencyRecord, StoredImage, WebhookEvent } from '../store/schema.ts';
 import type { Redemption } from '../vouchers/redeem.ts';
 import type { VoucherPayload } from '../vouchers/voucher.ts';
 
@@ -46,6 +46,22 @@ export interface SubmitResult {
   body: string | null;
 }
 
+/** Which try-ons a page lists: newest first (by id), those with an id below `before`. */
+export interface GenerationQuery {
+  limit: number;
+  status?: GenerationStatus;
+  /** The last id of the previous page. */
+  before?: string;
+  /** Only try-ons submitted by these keys (a standard key's lineage); every try-on when absent. */
+  keyIds?: readonly string[];
+}
+
+/** A try-on marked erased: the record as it now is, and whether erasing it canceled it (it was pending). */
+export interface Erased {
+  record: GenerationRecord;
+  canceled: boolean;
+}
+
 export interface StateGateway {
   /** Grants the installation's trial credits, once ever. */
   grantTrial(credits: number, validDays: number, now: Date): Promise<void>;
@@ -76,8 +92,17 @@ export interface StateGateway {
    * nothing is written.
    */
   submit(input: NewGeneration, now: Date, reply?: ReplyToRemember): Promise<SubmitResult>;
-  /** The live record of a try-on. */
+  /** A try-on's record, wherever the store keeps it (on one PC: the state, or the archive once cold). */
   generation(id: string): Promise<GenerationRecord | undefined>;
+  /** Up to `limit` try-ons the query names, newest first. */
+  generations(query: GenerationQuery): Promise<GenerationRecord[]>;
+  /** How many try-ons are pending (queued or running), across every node. */
+  pendingCount(): Promise<number>;
+  /**
+   * Marks a try-on's images erased, canceling it first (its credit released, its webhook event written) if it is
+   * pending; again is no change. 404 if unknown. Removing the images themselves is the image store's.
+   */
+  erase(id: string, now: Date): Promise<Erased>;
   /** Counts an attempt on a pending try-on; false if it is no longer pending. */
   startAttempt(id: string, now: Date): Promise<boolean>;
   /** Completes a pending try-on and captures its credit; false if it is already terminal. */

@@ -339,6 +339,52 @@ for (const adapter of adapters) {
       assert.equal(last.entries[0]!.at, at(0).toISOString());
     });
 
+    test('try-ons list newest first, by status, page and submitting keys; pending ones are counted', async () => {
+      await fresh();
+      await state.redeemVoucher(voucher('v1', 10), 'key_1', at(0));
+      const ids = ['gen_01', 'gen_02', 'gen_03', 'gen_04', 'gen_05'];
+      for (const [i, id] of ids.entries()) await state.submit({ ...generation(id), keyId: i % 2 === 0 ? 'key_a' : 'key_b' }, at(i + 1));
+      await state.complete('gen_02', image('images/gen_02/result.png'), at(10));
+      await state.cancel('gen_03', at(11));
+      const listed = async (query: Parameters<StateGateway['generations']>[0]) =>
+        (await state.generations(query)).map((record) => record.id);
+      assert.deepEqual(await listed({ limit: 10 }), ['gen_05', 'gen_04', 'gen_03', 'gen_02', 'gen_01']);
+      assert.deepEqual(await listed({ limit: 2 }), ['gen_05', 'gen_04']);
+      assert.deepEqual(await listed({ limit: 2, before: 'gen_04' }), ['gen_03', 'gen_02']);
+      assert.deepEqual(await listed({ limit: 10, status: 'pending' }), ['gen_05', 'gen_04', 'gen_01']);
+      assert.deepEqual(await listed({ limit: 10, keyIds: ['key_b'] }), ['gen_04', 'gen_02']);
+      assert.deepEqual(await listed({ limit: 10, keyIds: ['key_a'], status: 'canceled' }), ['gen_03']);
+      assert.deepEqual(await listed({ limit: 10, keyIds: [] }), []);
+      assert.equal(await state.pendingCount(), 3);
+    });
+
+    test('erasing cancels a pending try-on once and releases its credit; a finished one keeps its end', async () => {
+      await fresh();
+      await state.redeemVoucher(voucher('v1', 2), 'key_1', at(0));
+      await state.submit(generation('gen_p', 'https://hooks.example/x'), at(1));
+      await state.submit(generation('gen_c'), at(2));
+      await state.complete('gen_c', image('images/gen_c/result.png'), at(3));
+      const pending = await state.erase('gen_p', at(4));
+      assert.equal(pending.canceled, true);
+      assert.equal(pending.record.status, 'canceled');
+      assert.equal(pending.record.erased, true);
+      assert.equal(pending.record.inputs, null);
+      assert.equal((await state.webhookEvents('gen_p')).length, 1, 'canceling by erasure writes the webhook event');
+      const again = await state.erase('gen_p', at(5));
+      assert.equal(again.canceled, false);
+      const done = await state.erase('gen_c', at(6));
+      assert.equal(done.canceled, false);
+      assert.equal(done.record.status, 'complete');
+      assert.equal(done.record.result, null);
+      assert.equal((await state.generation('gen_c'))!.erased, true);
+      assert.equal(await state.pendingCount(), 0);
+      const account = await state.account(at(7));
+      assert.equal(account.creditsRemaining, 1, 'the canceled try-on gave its credit back, the complete one kept it');
+      assert.equal(account.creditsReserved, 0);
+      await rejects(state.erase('gen_unknown', at(8)), 'not_found');
+      await assertBalanced(state, at(9));
+    });
+
     test('idempotency: in flight 409, another request 422, replay after commit', async () => {
       await fresh();
       await state.redeemVoucher(voucher('v1', 5), 'key_1', at(0));

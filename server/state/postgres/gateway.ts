@@ -11,12 +11,12 @@ import { usageReport, type UsageGeneration, type UsageQuery, type UsageReport } 
 import { ApiError } from '../../kernel/errors.ts';
 import { claimLost } from '../../idempotency/idempotency.ts';
 import { newId } from '../../kernel/ids.ts';
-import { markSettled, newGenerationRecord, type NewGeneration } from '../../jobs/generations.ts';
+import { eraseRecord, markSettled, newGenerationRecord, type NewGeneration } from '../../jobs/generations.ts';
 import type { CreditLot, GenerationRecord, IdempotencyRecord, LedgerEntry, LedgerEntryType, WebhookEvent } from '../../store/schema.ts';
 import type { Redemption } from '../../vouchers/redeem.ts';
 import type { VoucherPayload } from '../../vouchers/voucher.ts';
 import { restartDelivery, terminalEvent } from '../../webhooks/outbox.ts';
-import type { Admission, IdempotencyClaim, ReplyToRemember, StateGateway, SubmitResult } from '../types.ts';
+import type { Admission, Erased, GenerationQuery, IdempotencyClaim, ReplyToRemember, StateGateway, SubmitResult } from '../types.ts';
 import { PgDatabase, type Sql } from './db.ts';
 
 interface LotRow {
@@ -233,6 +233,34 @@ export class PgState implements StateGateway {
       return 'canceled';
     });
     return canceled!;
+  }
+
+  async generations(query: GenerationQuery): Promise<GenerationRecord[]> {
+    const { rows } = await this.db.query<{ record: GenerationRecord }>(
+      `SELECT record FROM generations
+       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR id < $2) AND ($3::text[] IS NULL OR key_id = ANY ($3))
+       ORDER BY id DESC LIMIT $4`,
+      [query.status ?? null, query.before ?? null, query.keyIds ? [...query.keyIds] : null, query.limit],
+    );
+    return rows.map((row) => row.record);
+  }
+
+  async pendingCount(): Promise<number> {
+    const { rows } = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM generations WHERE status = 'pending'`);
+    return rows[0]!.n;
+  }
+
+  erase(id: string, now: Date): Promise<Erased> {
+    return this.db.transaction(async (sql) => {
+      const record = await lockGeneration(sql, id);
+      if (!record) throw new ApiError('not_found', `There is no try-on ${id}.`);
+      if (record.erased) return { record, canceled: false };
+      const canceled = record.status === 'pending';
+      if (canceled) await settleLocked(sql, record, 'canceled', now);
+      eraseRecord(record, 'all');
+      await sql.query('UPDATE generations SET record = $2 WHERE id = $1', [id, record]);
+      return { record, canceled };
+    });
   }
 
   redeliver(genId: string, now: Date): Promise<WebhookEvent> {
