@@ -20,6 +20,7 @@ import type { Store } from './store/db.ts';
 import { StateReads } from './reads.ts';
 import { LowdbAccounts } from './state/lowdb-accounts.ts';
 import { DirectoryImageStore } from './state/images.ts';
+import { DirectoryCataloguePhotos } from './state/catalogue-photos.ts';
 import { LowdbState } from './state/lowdb.ts';
 import { TryOnService } from './tryons/service.ts';
 import { VERSION } from './version.ts';
@@ -141,6 +142,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     accounts: new LowdbAccounts(store),
     state,
     images: new DirectoryImageStore(config.dataDir),
+    cataloguePhotos: new DirectoryCataloguePhotos(config.dataDir),
     archive,
     engines,
     runner,

@@ -7,6 +7,7 @@ import type { FramingGuide } from '../gui/framing.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
 import type { EngineCatalog, JobRunner } from '../jobs/runner.ts';
 import type { AccountStore } from '../state/accounts.ts';
+import type { CataloguePhotoStore } from '../state/catalogue-photos.ts';
 import type { ImageStore } from '../state/images.ts';
 import type { StateGateway } from '../state/types.ts';
 import type { Archive } from '../store/archive.ts';
@@ -29,6 +30,8 @@ export interface AppDeps {
   state: StateGateway;
   /** A try-on's images (the data directory on one PC; PostgreSQL or a shared directory on a database). */
   images: ImageStore;
+  /** The photos of the GUI's garment catalogue (the data directory's catalogue/ on one PC). */
+  cataloguePhotos: CataloguePhotoStore;
   archive: Archive;
   engines: EngineCatalog;
   runner: JobRunner;
