@@ -18,6 +18,7 @@ import type { VoucherPayload } from '../../vouchers/voucher.ts';
 import { restartDelivery, terminalEvent } from '../../webhooks/outbox.ts';
 import type { Admission, Erased, GenerationQuery, IdempotencyClaim, ReplyToRemember, StateGateway, SubmitResult } from '../types.ts';
 import { PgDatabase, type Sql } from './db.ts';
+import { notifyQueued, notifySettled } from './notices.ts';
 
 interface LotRow {
   lot: CreditLot;
@@ -168,6 +169,7 @@ export class PgState implements StateGateway {
       await append(sql, now, { type: 'reserve', amount: 1, lot, genId: input.id });
       const record = newGenerationRecord(input, now);
       await sql.query('INSERT INTO generations (id, record) VALUES ($1, $2)', [record.id, record]);
+      await notifyQueued(sql, record.engine);
       const creditsRemaining = summary.creditsRemaining - 1;
       let body: string | null = null;
       if (reply) {
@@ -308,8 +310,8 @@ export class PgState implements StateGateway {
 
 /**
  * Makes a pending try-on that the caller's transaction has locked terminal: the ledger entry that captures or
- * releases its credit, the record (with any worker's lease on it ended), and its webhook event. PgState and the job
- * queue (jobs.ts) settle through this one path.
+ * releases its credit, the record (with any worker's lease on it ended), its webhook event, and the notice that
+ * wakes other nodes' waits at commit (notices.ts). PgState and the job queue (jobs.ts) settle through this one path.
  */
 export async function settleLocked(
   sql: Sql,
@@ -328,6 +330,7 @@ export async function settleLocked(
     await sql.query('INSERT INTO webhook_events (id, gen_id, event, created_at) VALUES ($1, $2, $3, $4)', [event.id, id, event, now]);
   }
   await sql.query('UPDATE generations SET record = $2, claimed_by = NULL, lease_until = NULL WHERE id = $1', [id, record]);
+  await notifySettled(sql, id);
 }
 
 interface IdempotencyRow {
