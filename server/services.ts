@@ -117,13 +117,15 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   }
   const framing = new FramingGuide({ log });
   const state = new LowdbState(store, archive);
+  const accounts = new LowdbAccounts(store);
+  const images = new DirectoryImageStore(config.dataDir);
   const tryOns = new TryOnService({
-    store,
-    archive,
-    runner,
+    jobs: runner,
     engines,
     notifier,
     state,
+    accounts,
+    images,
     webhookDestinationProblem: (url) => webhooks.destinationProblem(url),
     clock,
     limits: {
@@ -139,9 +141,9 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     config,
     store,
     reads: new StateReads(store, archive, clock),
-    accounts: new LowdbAccounts(store),
+    accounts,
     state,
-    images: new DirectoryImageStore(config.dataDir),
+    images,
     cataloguePhotos: new DirectoryCataloguePhotos(config.dataDir),
     archive,
     engines,

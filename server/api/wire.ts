@@ -3,9 +3,8 @@
  * record, the ledger and the runner's live progress; nothing is cached.
  */
 import { redactPaths } from '../kernel/redact.ts';
-import { readImage } from '../images/files.ts';
 import type { LiveProgress } from '../jobs/runner.ts';
-import type { GenerationRecord } from '../store/schema.ts';
+import type { GenerationRecord, StoredImage } from '../store/schema.ts';
 
 /** The status of a try-on as GET /api/v1/try-on/<genId> returns it. */
 export interface GenerationView {
@@ -39,8 +38,12 @@ export function statusUrl(baseUrl: string, id: string): string {
   return `${baseUrl}/api/v1/try-on/${id}`;
 }
 
-/** The view of one generation; with `dataDir`, a complete one carries its image inline. */
-export async function generationView(record: GenerationRecord, context: ViewContext, dataDir?: string): Promise<GenerationView> {
+/** The view of one generation; given a reader, a complete one carries its image inline. */
+export async function generationView(
+  record: GenerationRecord,
+  context: ViewContext,
+  readImage?: (image: StoredImage) => Promise<Buffer>,
+): Promise<GenerationView> {
   const view: GenerationView = {
     genId: record.id,
     status: record.status,
@@ -61,7 +64,7 @@ export async function generationView(record: GenerationRecord, context: ViewCont
   if (record.erased) view.erased = true;
   if (record.status === 'complete' && record.result) {
     view.imageUrl = `${statusUrl(context.baseUrl, record.id)}/image`;
-    if (dataDir) view.image = (await readImage(dataDir, record.result)).toString('base64');
+    if (readImage) view.image = (await readImage(record.result)).toString('base64');
   }
   return view;
 }

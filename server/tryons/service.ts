@@ -1,8 +1,8 @@
 /**
  * The try-on service: submit, find, list, cancel, erase, the result image and the bounded wait, each owning
- * its state change, the runner's cancellation, the waiters' notification and the file clean-up. Routes parse,
- * call one of these and render; they never read or change the state document themselves. Reads are named for
- * what they find (a try-on in the live state or, once cold, in the archive), the seam a second store plugs into.
+ * its state change, the jobs' cancellation, the waiters' notification and the images' clean-up. Routes parse,
+ * call one of these and render. It holds no store of its own: state through the gateway, keys through the account
+ * store, images through the image store, so that it is the same on one PC and on a shared database.
  */
 import { ApiError, validationError } from '../kernel/errors.ts';
 import { newId } from '../kernel/ids.ts';
@@ -10,15 +10,13 @@ import { noCredits } from '../credits/ledger.ts';
 import type { EngineDescription } from '../engines/types.ts';
 import { fingerprint } from '../idempotency/idempotency.ts';
 import { checkImage, decodeImageField, normalizeImage, type ImageLimits } from '../images/index.ts';
-import { readImage, removeGenerationImages, storeImage } from '../images/files.ts';
-import { cancelGeneration, getGeneration, isTerminal, markErased } from '../jobs/generations.ts';
+import { isTerminal } from '../jobs/generations.ts';
 import type { TerminalNotifier } from '../jobs/notifier.ts';
-import { markErasedAnywhere } from '../jobs/retention.ts';
-import type { EngineCatalog, JobRunner, LiveProgress } from '../jobs/runner.ts';
-import { findGeneration, type Archive } from '../store/archive.ts';
-import type { Store } from '../store/db.ts';
+import type { EngineCatalog, LiveProgress } from '../jobs/runner.ts';
 import type { GenerationRecord, GenerationStatus } from '../store/schema.ts';
 import type { ImageFormat } from '../kernel/vocabulary.ts';
+import type { AccountStore } from '../state/accounts.ts';
+import { ImageNotFoundError, type ImageStore } from '../state/images.ts';
 import type { IdempotencyClaim, StateGateway } from '../state/types.ts';
 import type { CheckedSubmission } from './validate.ts';
 
@@ -28,14 +26,28 @@ import type { CheckedSubmission } from './validate.ts';
  */
 const IDEMPOTENCY_LEASE_SECONDS = 120;
 
+/**
+ * What runs try-ons, as the service sees it: the job runner on one PC, or on a shared database the queue that
+ * workers claim from (enqueueing is then the database's; canceling stops the try-on if it runs here).
+ */
+export interface TryOnJobs {
+  enqueue(id: string): void;
+  cancel(id: string): void;
+  /** Try-ons queued or running. */
+  depth(): number | Promise<number>;
+  /** Stage and progress of a pending try-on (not persisted). */
+  live(id: string): LiveProgress;
+}
+
 export interface TryOnServiceOptions {
-  store: Store;
-  archive: Archive;
-  runner: JobRunner;
+  jobs: TryOnJobs;
   engines: EngineCatalog;
   notifier: TerminalNotifier;
   /** The state changes of a try-on's life, on whichever store the appliance runs (lowdb, PostgreSQL). */
   state: StateGateway;
+  /** Whose try-ons a standard key sees: its lineage's keys. */
+  accounts: AccountStore;
+  images: ImageStore;
   /** Why a webhook URL would be refused at delivery, or null: checked before any credit is reserved. */
   webhookDestinationProblem: (url: string) => Promise<string | null>;
   clock: () => Date;
@@ -96,7 +108,7 @@ export class TryOnService {
 
   /** Submits a try-on: images checked, credit and queue checked, files stored, the record written, then queued. */
   async submit(input: SubmitInput): Promise<SubmitReply> {
-    const { store, state, runner, clock, limits } = this.options;
+    const { images: imageStore, state, jobs, clock, limits } = this.options;
     const { submission, idempotencyKey } = input;
     const images = [submission.selfie, ...submission.items].map((value, i) => {
       const decoded = decodeImageField(value, i === 0 ? 'selfie' : `items[${i - 1}]`, limits.imageLimits);
@@ -124,7 +136,7 @@ export class TryOnService {
     try {
       // After the idempotency check: a replay answers even if the engine has gone since.
       const engine = this.pickEngine(submission.engine);
-      if (runner.depth() >= limits.maxQueueDepth)
+      if ((await jobs.depth()) >= limits.maxQueueDepth)
         throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
       if ((await state.account(clock())).creditsRemaining < 1) throw noCredits();
       const { webhookUrl } = submission.params;
@@ -133,7 +145,7 @@ export class TryOnService {
       const normalized = await Promise.all(images.map(({ decoded, probe }) => normalizeImage(decoded, probe, limits.imageLimits)));
       wroteFiles = true;
       const [selfie, ...items] = await Promise.all(
-        normalized.map((image, i) => storeImage(store.dataDir, genId, i === 0 ? 'selfie' : `item-${i - 1}`, image)),
+        normalized.map(({ bytes, ...meta }, i) => imageStore.put(genId, i === 0 ? 'selfie' : `item-${i - 1}`, bytes, meta)),
       );
       const location = input.statusUrl(genId);
       const headers = { Location: location, 'Content-Type': 'application/json; charset=utf-8' };
@@ -153,10 +165,10 @@ export class TryOnService {
         claim && { claim, status: 202, headers, body: replyBody, retentionHours: limits.idempotencyRetentionHours },
       );
       submitted = true;
-      runner.enqueue(genId);
+      jobs.enqueue(genId);
       return { status: 202, headers, body: result.body ?? replyBody(result), replayed: false };
     } catch (error) {
-      if (wroteFiles) await removeGenerationImages(store.dataDir, genId).catch(() => undefined);
+      if (wroteFiles) await imageStore.removeGeneration(genId).catch(() => undefined);
       throw error;
     } finally {
       // A submit that stored its reply freed the key with it; one that failed gives it up.
@@ -164,75 +176,67 @@ export class TryOnService {
     }
   }
 
-  /** A try-on the viewer may see, from the live state or, once finished, from the archive; 404 otherwise. */
-  find(id: string, viewer: Viewer): GenerationRecord {
-    const { store, archive } = this.options;
-    const record = findGeneration(store.state, archive, id) ?? getGeneration(store.state, id);
-    if (!this.keysOf(viewer)(record.keyId)) throw new ApiError('not_found', `There is no try-on ${id}.`);
+  /** A try-on the viewer may see, wherever the store keeps it; 404 otherwise. */
+  async find(id: string, viewer: Viewer): Promise<GenerationRecord> {
+    const record = await this.options.state.generation(id);
+    if (!record || !(viewer.seesAll || (await this.options.accounts.key(record.keyId))?.lineageId === viewer.lineageId))
+      throw new ApiError('not_found', `There is no try-on ${id}.`);
     return record;
   }
 
-  /** A page of the try-ons the viewer may see, newest first, live and archived together. */
-  list(query: ListQuery, viewer: Viewer): { records: GenerationRecord[]; nextCursor: string | null } {
-    const { store, archive } = this.options;
-    const { status, cursor, limit } = query;
-    const sees = this.keysOf(viewer);
-    const wanted = (record: Pick<GenerationRecord, 'id' | 'status' | 'keyId'>) =>
-      (status === undefined || record.status === status) && (cursor === undefined || record.id < cursor) && sees(record.keyId);
-    const newest = (a: GenerationRecord, b: GenerationRecord) => (a.id < b.id ? 1 : -1);
-    const count = limit + 1;
-    const fromState = Object.values(store.state.generations).filter(wanted).sort(newest).slice(0, count);
-    // The archive is walked newest first until enough are found.
-    const fromArchive: GenerationRecord[] = [];
-    for (const id of archive.ids()) {
-      if (fromArchive.length >= count) break;
-      if (Object.hasOwn(store.state.generations, id)) continue;
-      // Filtered on the summary; only the records on the page are parsed.
-      if (wanted({ id, ...archive.summary(id)! })) fromArchive.push(archive.generation(id)!);
-    }
-    const records = [...fromState, ...fromArchive].sort(newest).slice(0, count);
-    const page = records.slice(0, limit);
-    return { records: page, nextCursor: records.length > limit ? page[page.length - 1]!.id : null };
+  /** A page of the try-ons the viewer may see, newest first. */
+  async list(query: ListQuery, viewer: Viewer): Promise<{ records: GenerationRecord[]; nextCursor: string | null }> {
+    const { state, accounts } = this.options;
+    const keyIds = viewer.seesAll
+      ? undefined
+      : (await accounts.keys()).filter((key) => key.lineageId === viewer.lineageId).map((key) => key.id);
+    const records = await state.generations({
+      limit: query.limit + 1,
+      ...(query.status === undefined ? {} : { status: query.status }),
+      ...(query.cursor === undefined ? {} : { before: query.cursor }),
+      ...(keyIds === undefined ? {} : { keyIds }),
+    });
+    const page = records.slice(0, query.limit);
+    return { records: page, nextCursor: records.length > query.limit ? page[page.length - 1]!.id : null };
   }
 
   /** The result image of a complete try-on: 409 while it is not complete, 404 once erased. */
   async image(id: string, viewer: Viewer): Promise<{ bytes: Buffer; format: ImageFormat }> {
-    const record = this.find(id, viewer);
+    const record = await this.find(id, viewer);
     if (record.status !== 'complete')
       throw new ApiError('conflict', `The try-on ${record.id} is ${record.status}; its image exists only when it is complete.`);
-    if (!record.result) throw new ApiError('not_found', `The image of ${record.id} was erased.`);
-    return { bytes: await readImage(this.options.store.dataDir, record.result), format: record.result.format };
+    const erased = () => new ApiError('not_found', `The image of ${record.id} was erased.`);
+    if (!record.result) throw erased();
+    try {
+      return { bytes: await this.options.images.get(record.result), format: record.result.format };
+    } catch (error) {
+      // Erased between reading the record and reading the image.
+      if (error instanceof ImageNotFoundError) throw erased();
+      throw error;
+    }
   }
 
   /** Cancels a pending try-on (nothing is charged): written, the engine stopped, waiters told. 409 if it ended. */
   async cancel(id: string, viewer: Viewer): Promise<GenerationRecord> {
-    const { store, runner, notifier, clock } = this.options;
-    const found = this.find(id, viewer);
+    const { jobs, notifier, clock } = this.options;
+    const found = await this.find(id, viewer);
     if (isTerminal(found)) throw new ApiError('conflict', `The try-on ${id} is already ${found.status}.`);
-    await this.options.state.cancel(id, clock());
-    runner.cancel(id);
+    const canceled = await this.options.state.cancel(id, clock());
+    jobs.cancel(id);
     notifier.publish(id);
-    return this.find(id, viewer);
+    return canceled;
   }
 
   /** Erases a try-on's images (canceling it first if pending); the record stays, marked erased. */
   async erase(id: string, viewer: Viewer): Promise<void> {
-    const { store, archive, runner, notifier, clock } = this.options;
-    if (this.find(id, viewer).erased) return;
-    const outcome = await store.mutate((state) => {
-      if (!Object.hasOwn(state.generations, id)) return 'moved';
-      const wasPending = !isTerminal(state.generations[id]!);
-      if (wasPending) cancelGeneration(state, id, clock());
-      markErased(state, id, 'all');
-      return wasPending ? 'canceled' : 'erased';
-    });
-    if (outcome === 'canceled') {
-      runner.cancel(id);
+    const { state, images, jobs, notifier, clock } = this.options;
+    if ((await this.find(id, viewer)).erased) return;
+    const { canceled } = await state.erase(id, clock());
+    if (canceled) {
+      jobs.cancel(id);
       notifier.publish(id);
     }
-    // A finished try-on may have moved to the archive since it was found.
-    if (outcome === 'moved') await markErasedAnywhere(store, archive, id, 'all');
-    await removeGenerationImages(store.dataDir, id);
+    await images.removeGeneration(id);
   }
 
   /**
@@ -240,7 +244,7 @@ export class TryOnService {
    * waiter caps (overall, and per key lineage) it resolves at once: the client gets the current status and polls.
    */
   waitForTerminal(id: string, seconds: number, signal: AbortSignal, viewer: Viewer): Promise<void> {
-    const { notifier, store, limits } = this.options;
+    const { notifier, state, limits } = this.options;
     const mine = this.waiters.get(viewer.lineageId) ?? 0;
     if (this.waiting >= limits.maxWaiters || mine >= limits.maxWaitersPerKey) return Promise.resolve();
     this.waiting++;
@@ -255,8 +259,12 @@ export class TryOnService {
       const unsubscribe = notifier.subscribe(id, finish);
       const timer = setTimeout(finish, seconds * 1000);
       signal.addEventListener('abort', finish);
-      const record = store.state.generations[id];
-      if (!record || isTerminal(record) || signal.aborted) finish();
+      if (signal.aborted) return finish();
+      // Subscribed first, then read: a settle in between is either seen here or heard.
+      state.generation(id).then(
+        (record) => (!record || isTerminal(record) ? finish() : undefined),
+        () => finish(),
+      );
     }).finally(() => {
       this.waiting--;
       const left = (this.waiters.get(viewer.lineageId) ?? 1) - 1;
@@ -265,16 +273,9 @@ export class TryOnService {
     });
   }
 
-  /** Whether the viewer may see a try-on submitted by a key id. */
-  private keysOf(viewer: Viewer): (keyId: string) => boolean {
-    if (viewer.seesAll) return () => true;
-    const own = new Set(this.options.store.state.keys.filter((key) => key.lineageId === viewer.lineageId).map((key) => key.id));
-    return (keyId) => own.has(keyId);
-  }
-
   /** How far a running try-on has got (not persisted). */
   live(id: string): LiveProgress {
-    return this.options.runner.live(id);
+    return this.options.jobs.live(id);
   }
 
   /** The requested engine, or the best ready one: 422 if it is not installed, 503 if none is ready. */

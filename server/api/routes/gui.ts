@@ -215,7 +215,7 @@ export function guiRoutes(deps: AppDeps): Router {
 
   // Taking the picture home: a short-lived link for the customer's phone, and its QR code.
   router.post('/try-on/:genId/share', async (req, res) => {
-    const record = tryOns.find(req.params.genId!, viewerOf(req));
+    const record = await tryOns.find(req.params.genId!, viewerOf(req));
     if (record.status !== 'complete' || !record.result)
       throw new ApiError('conflict', `The try-on ${record.id} has no picture to take home.`);
     const share = await store.mutate((state) => createShare(state, record.id, record.expiresAt, clock()));

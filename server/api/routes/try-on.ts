@@ -21,7 +21,7 @@ export function baseUrlOf(req: Request, publicBaseUrl: string | null): string {
 
 /** Routes under /api/v1/try-on: each parses the request, calls the try-on service once, and renders. */
 export function tryOnRoutes(deps: AppDeps): Router {
-  const { store, state, tryOns, clock, config } = deps;
+  const { state, images, tryOns, clock, config } = deps;
   const router = Router();
   // Status, list and image replies can carry a customer's photo or its try-on: never kept by a cache.
   router.use('/try-on', (_req, res, next) => {
@@ -64,7 +64,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const cursor = req.query.cursor;
     if (cursor !== undefined && (typeof cursor !== 'string' || !/^gen_[0-9A-Z]{26}$/.test(cursor)))
       throw new ApiError('invalid_request', 'cursor is not a cursor from a previous page.');
-    const page = tryOns.list(
+    const page = await tryOns.list(
       {
         limit,
         ...(status === undefined ? {} : { status: status as GenerationStatus }),
@@ -80,7 +80,7 @@ export function tryOnRoutes(deps: AppDeps): Router {
     const id = req.params.genId!;
     const waitSeconds = parseWait(req, res, config.waitDefaultSeconds, config.waitMaxSeconds);
     const viewer = viewerOf(req);
-    tryOns.find(id, viewer);
+    await tryOns.find(id, viewer);
     if (waitSeconds > 0) {
       const gone = new AbortController();
       const abort = () => gone.abort();
@@ -88,9 +88,9 @@ export function tryOnRoutes(deps: AppDeps): Router {
       await tryOns.waitForTerminal(id, waitSeconds, gone.signal, viewer);
       res.off('close', abort);
     }
-    const record = tryOns.find(id, viewer);
+    const record = await tryOns.find(id, viewer);
     if (record.status === 'pending') res.setHeader('Retry-After', '1');
-    res.json(await generationView(record, await viewContext(req), store.dataDir));
+    res.json(await generationView(record, await viewContext(req), (image) => images.get(image)));
   });
 
   router.get('/try-on/:genId/image', async (req, res) => {

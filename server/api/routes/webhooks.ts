@@ -19,13 +19,13 @@ export function webhookRoutes(deps: AppDeps): Router {
   });
 
   router.get('/try-on/:genId/webhook-deliveries', async (req, res) => {
-    const record = tryOns.find(req.params.genId!, viewerOf(req));
+    const record = await tryOns.find(req.params.genId!, viewerOf(req));
     res.json({ data: (await state.webhookEvents(record.id)).map(deliveryView) });
   });
 
   router.post('/try-on/:genId/webhook-deliveries/redeliver', async (req, res) => {
     const id = req.params.genId!;
-    tryOns.find(id, viewerOf(req));
+    await tryOns.find(id, viewerOf(req));
     const view = deliveryView(await state.redeliver(id, clock()));
     webhooks.wake();
     res.status(202).json(view);
