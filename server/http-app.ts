@@ -20,6 +20,7 @@ import { webhookRoutes } from './api/routes/webhooks.ts';
 import { guiPages } from './api/routes/gui-pages.ts';
 import { guiRoutes } from './api/routes/gui.ts';
 import { takeHomeRoutes } from './api/routes/take.ts';
+import { guiSessionAuth } from './gui/session.ts';
 import { activeKeyFor } from './state/accounts.ts';
 
 /** Builds the appliance's HTTP app. */
@@ -41,7 +42,7 @@ export function createApp(deps: AppDeps): Express {
     apiKey({
       activeKey: (secret) => activeKeyFor(deps.accounts, secret, deps.clock()),
       clock: deps.clock,
-      sessions: deps.reads.sessionAuth(),
+      sessions: guiSessionAuth(deps.accounts),
     }),
   );
   // Rate limiting comes before the body is read, so a flood costs no parsing.

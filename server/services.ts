@@ -17,7 +17,6 @@ import { newId } from './kernel/ids.ts';
 import { createKey, generateKey } from './keys/api-keys.ts';
 import { Archive } from './store/archive.ts';
 import type { Store } from './store/db.ts';
-import { StateReads } from './reads.ts';
 import { LowdbAccounts } from './state/lowdb-accounts.ts';
 import { DirectoryImageStore } from './state/images.ts';
 import { DirectoryCataloguePhotos } from './state/catalogue-photos.ts';
@@ -140,7 +139,6 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   const deps: AppDeps = {
     config,
     store,
-    reads: new StateReads(store, archive, clock),
     accounts,
     state,
     images,

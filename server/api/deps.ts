@@ -11,7 +11,6 @@ import type { CataloguePhotoStore } from '../state/catalogue-photos.ts';
 import type { ImageStore } from '../state/images.ts';
 import type { StateGateway } from '../state/types.ts';
 import type { Archive } from '../store/archive.ts';
-import type { StateReads } from '../reads.ts';
 import type { Store } from '../store/db.ts';
 import type { TryOnService } from '../tryons/service.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatcher.ts';
@@ -20,10 +19,8 @@ import type { RedemptionJournal } from '../vouchers/journal.ts';
 /** Everything the HTTP layer depends on. */
 export interface AppDeps {
   config: Config;
-  /** Writes: `store.mutate(fn)` with a feature's function; reads go through `reads`. */
+  /** Writes: `store.mutate(fn)` with a feature's function; reads go through the stores below. */
   store: Store;
-  /** What routes and middleware read, named for what it is for (never the state document itself). */
-  reads: StateReads;
   /** Keys (and, next, the installation, webhook secrets, the GUI's sessions and catalogue) on any store. */
   accounts: AccountStore;
   /** Credits, vouchers and try-ons' state changes on any store (submit and cancel go through `tryOns`). */

@@ -1,19 +1,17 @@
 /**
- * The shop's garment catalogue, kept for the GUI: records in the state,
- * photos as files under `<data-dir>/catalogue/` (normalized like any input).
+ * The shop's garment catalogue, kept for the GUI: records in the account store (AccountStore's garments), photos
+ * in the catalogue's photo store (state/catalogue-photos.ts), normalized like any input.
  */
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { ApiError, validationError, type FieldError } from '../kernel/errors.ts';
+import { validationError, type FieldError } from '../kernel/errors.ts';
 import { GARMENT_CATEGORIES, isOneOf, normalizeSize } from '../kernel/vocabulary.ts';
 import { prepareImage, type ImageLimits } from '../images/index.ts';
-import { mkdirDurably, writeFileDurably } from '../kernel/durable-fs.ts';
 import { newId } from '../kernel/ids.ts';
+import { garmentNotFound, type AccountStore } from '../state/accounts.ts';
+import type { CataloguePhotoStore } from '../state/catalogue-photos.ts';
 import { photosOf, type CatalogueGarment, type StoredImage } from '../store/schema.ts';
 import type { GarmentView } from './contract.ts';
 
-const EXTENSIONS = { jpeg: 'jpg', png: 'png', webp: 'webp' } as const;
 const NAME_MAX = 100;
 const CODE_MAX = 64;
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -148,22 +146,6 @@ async function checkFields(fields: Record<string, unknown>, limits: ImageLimits,
   return out;
 }
 
-/** Refuses (422) a SKU or barcode that another garment of the catalogue already has. */
-export function checkCodesUnique(
-  garments: Record<string, CatalogueGarment>,
-  id: string,
-  codes: Pick<CheckedGarment, 'sku' | 'barcode'>,
-): void {
-  const errors: FieldError[] = [];
-  for (const field of ['sku', 'barcode'] as const) {
-    const code = codes[field];
-    if (!code) continue;
-    const other = Object.values(garments).find((garment) => garment.id !== id && garment[field]?.toLowerCase() === code.toLowerCase());
-    if (other) errors.push({ field, message: `is already that of “${other.name}”` });
-  }
-  if (errors.length > 0) throw validationError(errors);
-}
-
 /** Applies checked changes to a garment record (the photo is stored by the caller). */
 export function applyGarmentChanges(garment: CatalogueGarment, changes: CheckedGarment, image?: StoredImage): void {
   if (changes.name !== undefined) garment.name = changes.name;
@@ -186,38 +168,19 @@ export function applyGarmentChanges(garment: CatalogueGarment, changes: CheckedG
   }
 }
 
-/** Writes a garment's photo durably; returns its record part. */
-export async function storeGarmentImage(
-  dataDir: string,
-  id: string,
-  image: { bytes: Uint8Array; format: keyof typeof EXTENSIONS; width: number; height: number },
-  version?: string,
-): Promise<StoredImage> {
-  await mkdirDurably(join(dataDir, 'catalogue'));
-  // A replaced photo gets a new name, so the one the committed record names stays until the change is durable.
-  const file = join('catalogue', `${id}${version ? `-${version}` : ''}.${EXTENSIONS[image.format]}`);
-  await writeFileDurably(join(dataDir, file), image.bytes);
-  return { file, format: image.format, width: image.width, height: image.height };
-}
-
 /** A new garment id. */
 export function newGarmentId(now: Date): string {
   return newId('gar', now.getTime());
 }
 
-/** Removes a garment's photo (a missing file is fine). */
-export async function removeGarmentImage(dataDir: string, garment: Pick<CatalogueGarment, 'image'>): Promise<void> {
-  await rm(join(dataDir, garment.image.file), { force: true });
-}
-
-/** Removes all of a garment's photos (missing files are fine). */
-export async function removeGarmentPhotos(dataDir: string, garment: CatalogueGarment): Promise<void> {
-  for (const photo of photosOf(garment)) await rm(join(dataDir, photo.file), { force: true });
+/** Removes all of a garment's photos (those already gone are fine). */
+export async function removeGarmentPhotos(photos: CataloguePhotoStore, garment: CatalogueGarment): Promise<void> {
+  for (const photo of photosOf(garment)) await photos.remove(photo);
 }
 
 /** The garment with this id; 404 otherwise. */
-export function findGarment(garments: Record<string, CatalogueGarment>, id: string): CatalogueGarment {
-  const garment = Object.hasOwn(garments, id) ? garments[id] : undefined;
-  if (!garment) throw new ApiError('not_found', `There is no garment ${id} in the catalogue.`);
+export async function findGarment(accounts: AccountStore, id: string): Promise<CatalogueGarment> {
+  const garment = await accounts.garment(id);
+  if (!garment) throw garmentNotFound(id);
   return garment;
 }

@@ -1,6 +1,6 @@
 /**
  * Sessions of the shop-floor GUI. A session is an HttpOnly, SameSite=Strict
- * cookie holding a random token; the state keeps only its SHA-256. A session
+ * cookie holding a random token; the account store keeps only its SHA-256. A session
  * acts as an admin key: the one it signed in with, or the GUI's own key for
  * PIN and shell (Electron) sign-ins. State-changing requests must also carry
  * the session's CSRF token (derived from the cookie token, so it needs no
@@ -9,10 +9,9 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { ApiError } from '../kernel/errors.ts';
-import { createKey, generateKey, isKeyActive } from '../keys/api-keys.ts';
 import { newId } from '../kernel/ids.ts';
+import type { AccountStore, LiveSession } from '../state/accounts.ts';
 import type { ApiKeyRecord, GuiSession, State } from '../store/schema.ts';
-import type { Store } from '../store/db.ts';
 
 export const SESSION_COOKIE = 'fr_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -41,14 +40,15 @@ export function sessionTokenOf(req: Request): string | undefined {
   return undefined;
 }
 
+/** The hash the store keeps of a cookie token; undefined for a token no sign-in could have made. */
+function tokenHash(token: string): string | undefined {
+  return /^[A-Za-z0-9_-]{43}$/.test(token) ? sha256(token) : undefined;
+}
+
 /** The live session and key behind a cookie token, if both are still valid. */
-export function findSession(state: State, token: string, now: Date): { session: GuiSession; key: ApiKeyRecord } | undefined {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
-  const hash = sha256(token);
-  const session = Object.values(state.gui.sessions).find((candidate) => candidate.hash === hash);
-  if (!session || now.getTime() >= Date.parse(session.expiresAt)) return undefined;
-  const key = state.keys.find((candidate) => candidate.id === session.keyId);
-  return key && isKeyActive(key, now) ? { session, key } : undefined;
+export async function findSession(accounts: AccountStore, token: string, now: Date): Promise<LiveSession | undefined> {
+  const hash = tokenHash(token);
+  return hash === undefined ? undefined : accounts.liveSession(hash, now);
 }
 
 /**
@@ -77,26 +77,50 @@ export function checkCsrf(req: Request, token: string): void {
  * Signing in to /api/v1 with the GUI's session cookie, as the API-key middleware takes it (its SessionAuth):
  * the session's admin key, CSRF checked on state-changing calls.
  */
-export function guiSessionAuth(state: () => State): {
+export function guiSessionAuth(accounts: AccountStore): {
   tokenOf(req: Request): string | undefined;
-  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord; staff: boolean } | undefined;
+  find(token: string, now: Date): Promise<{ sessionId: string; key: ApiKeyRecord; staff: boolean } | undefined>;
   checkCsrf(req: Request, token: string): void;
 } {
   return {
     tokenOf: sessionTokenOf,
-    find(token, now) {
-      const found = findSession(state(), token, now);
+    async find(token, now) {
+      const found = await findSession(accounts, token, now);
       return found && { sessionId: found.session.id, key: found.key, staff: found.session.via === 'pin' };
     },
     checkCsrf,
   };
 }
 
-/** Creates a session for a key; returns the cookie token (never stored). Expired sessions are pruned. */
+/**
+ * Signs in: records a session acting as `keyId`, or as the GUI's own key when null (PIN and shell), and sets
+ * `newPinHash` as the PIN in the same change if given. Returns the cookie token; the store keeps only its hash.
+ * 401 or 403 if the key cannot sign in (as AccountStore.startSession).
+ */
+export async function signIn(
+  accounts: AccountStore,
+  session: { via: GuiSession['via']; keyId: string | null; newPinHash?: string },
+  now: Date,
+): Promise<string> {
+  const token = randomBytes(32).toString('base64url');
+  await accounts.startSession(
+    {
+      hash: sha256(token),
+      via: session.via,
+      keyId: session.keyId,
+      expiresAt: new Date(now.getTime() + SESSION_HOURS * 3_600_000),
+      ...(session.newPinHash === undefined ? {} : { newPinHash: session.newPinHash }),
+    },
+    now,
+  );
+  return token;
+}
+
+/**
+ * Creates a session in a state document by hand; returns the cookie token. The appliance signs in through
+ * `signIn`; this is for building a one-PC data directory directly (the shop move's tests).
+ */
 export function createSession(state: State, keyId: string, via: GuiSession['via'], now: Date): string {
-  for (const [id, session] of Object.entries(state.gui.sessions)) {
-    if (now.getTime() >= Date.parse(session.expiresAt)) delete state.gui.sessions[id];
-  }
   const token = randomBytes(32).toString('base64url');
   const id = newId('ses', now.getTime());
   state.gui.sessions[id] = {
@@ -108,16 +132,6 @@ export function createSession(state: State, keyId: string, via: GuiSession['via'
     expiresAt: new Date(now.getTime() + SESSION_HOURS * 3_600_000).toISOString(),
   };
   return token;
-}
-
-/** The admin key that PIN and shell sessions act as; created (its secret discarded) when missing or revoked. */
-export function ensureGuiKey(state: State, now: Date): ApiKeyRecord {
-  const existing = state.keys.find((key) => key.id === state.gui.keyId);
-  if (existing && isKeyActive(existing, now) && existing.expiresAt === undefined) return existing;
-  // The key's secret is thrown away: only sessions can act as it.
-  const { record } = createKey(state, 'shop-floor GUI (PIN and app sign-in)', 'admin', now, { key: generateKey() });
-  state.gui.keyId = record.id;
-  return record;
 }
 
 /** Sets the session cookie. */
@@ -168,22 +182,31 @@ const FIRST_WAIT_MS = 30_000;
 /** Long enough to make guessing a 4-digit PIN take weeks, short enough not to lock staff out of a shift. */
 const MAX_WAIT_MS = 5 * 60_000;
 
+/** How long sign-in by PIN waits after `failures` wrong PINs in a row. */
+function pinWaitMs(failures: number): number {
+  return failures < FREE_TRIES ? 0 : Math.min(MAX_WAIT_MS, FIRST_WAIT_MS * 2 ** (failures - FREE_TRIES));
+}
+
 /**
  * Slows down PIN guessing. A try is taken before the slow hash, so parallel guesses cannot outrun the count:
- * at most the remaining free tries are checked at once, and one at a time after them. Failures and the wait are
- * kept in the state, so a restart does not reset them; a right PIN, or signing in with the admin key, does.
- * After the free tries each wrong PIN doubles the wait from 30 s up to 5 minutes.
+ * at most the remaining free tries are checked at once, and one at a time after them (in this process; the
+ * count itself is the account store's). Failures and the wait are kept in the store, so a restart does not reset
+ * them; a right PIN, or signing in with the admin key, does. After the free tries each wrong PIN doubles the wait
+ * from 30 s up to 5 minutes.
  */
 export class PinThrottle {
   private inFlight = 0;
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly accounts: AccountStore) {}
 
   /** Takes one try, or throws 429; call the returned function when the PIN has been checked. */
-  begin(now: Date): () => void {
-    const { failures, blockedUntil } = this.current();
-    const wait = Math.ceil(((blockedUntil ?? 0) - now.getTime()) / 1000);
+  async begin(now: Date): Promise<() => void> {
+    const throttle = (await this.accounts.shopFloor()).pinThrottle;
+    const failures = throttle?.failures ?? 0;
+    const blockedUntil = throttle?.blockedUntil ? Date.parse(throttle.blockedUntil) : 0;
+    const wait = Math.ceil((blockedUntil - now.getTime()) / 1000);
     if (wait > 0) throw new ApiError('rate_limited', `Too many wrong PINs; try again in ${wait} seconds.`, { retryAfterSeconds: wait });
+    // Counted after the read, with no await in between: tries begun at once in this process each see the others.
     const allowance = failures < FREE_TRIES ? FREE_TRIES - failures : 1;
     if (this.inFlight >= allowance)
       throw new ApiError('rate_limited', 'Another PIN is being checked; try again in a moment.', { retryAfterSeconds: 1 });
@@ -197,21 +220,11 @@ export class PinThrottle {
 
   /** Counts a wrong PIN, durably. */
   async fail(now: Date): Promise<void> {
-    await this.store.mutate((state) => {
-      const failures = (state.gui.pinThrottle?.failures ?? 0) + 1;
-      const waitMs = failures < FREE_TRIES ? 0 : Math.min(MAX_WAIT_MS, FIRST_WAIT_MS * 2 ** (failures - FREE_TRIES));
-      state.gui.pinThrottle = { failures, blockedUntil: waitMs > 0 ? new Date(now.getTime() + waitMs).toISOString() : null };
-    });
+    await this.accounts.pinFailed(now, pinWaitMs);
   }
 
   /** Clears the count after a right PIN or an admin key sign-in. */
   async succeed(): Promise<void> {
-    if (this.store.state.gui.pinThrottle === undefined) return;
-    await this.store.mutate((state) => void delete state.gui.pinThrottle);
-  }
-
-  private current(): { failures: number; blockedUntil: number | null } {
-    const throttle = this.store.state.gui.pinThrottle;
-    return { failures: throttle?.failures ?? 0, blockedUntil: throttle?.blockedUntil ? Date.parse(throttle.blockedUntil) : null };
+    await this.accounts.pinSucceeded();
   }
 }

@@ -1,11 +1,12 @@
 /**
  * Taking the picture home: a link the customer's phone on the shop's network opens to download one try-on's
  * picture, with no key, shown at the counter as a QR code. The link names the try-on and carries a random
- * secret; only the secret's SHA-256 is kept (`state.gui.shares`). It lives an hour at most, and never past the
+ * secret; only the secret's SHA-256 is kept (AccountStore.createShare). It lives an hour at most, and never past the
  * try-on's picture: an erased or expired picture is gone for the link too.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import qrcode from 'qrcode-generator';
+import type { AccountStore } from '../state/accounts.ts';
 import type { State } from '../store/schema.ts';
 
 /** How long a link works: the customer scans it at the counter. */
@@ -17,24 +18,42 @@ function hashOf(secret: string): Buffer {
   return createHash('sha256').update(secret).digest();
 }
 
-/** Makes a link's token for a try-on whose picture lasts until `pictureExpiresAt`; forgets expired links. */
+/** A new link: its token (for the URL, never stored), the hash the store keeps, and when it stops working. */
+export interface NewShareLink {
+  token: string;
+  hash: string;
+  expiresAt: Date;
+}
+
+/** Makes a link for a try-on whose picture lasts until `pictureExpiresAt`: an hour at most, never past the picture. */
+export function newShareLink(genId: string, pictureExpiresAt: string, now: Date): NewShareLink {
+  const secret = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(Math.min(now.getTime() + SHARE_LIFETIME_MS, Date.parse(pictureExpiresAt)));
+  return { token: `${genId}.${secret}`, hash: hashOf(secret).toString('base64'), expiresAt };
+}
+
+/**
+ * Makes a link's token in a state document by hand, forgetting expired links. The appliance records links through
+ * AccountStore.createShare; this is for building a one-PC data directory directly (the shop move's tests).
+ */
 export function createShare(state: State, genId: string, pictureExpiresAt: string, now: Date): { token: string; expiresAt: string } {
   const shares = (state.gui.shares ??= {});
   for (const [id, share] of Object.entries(shares)) if (Date.parse(share.expiresAt) <= now.getTime()) delete shares[id];
-  const secret = randomBytes(32).toString('base64url');
-  const expiresAt = new Date(Math.min(now.getTime() + SHARE_LIFETIME_MS, Date.parse(pictureExpiresAt))).toISOString();
-  shares[genId] = { hash: hashOf(secret).toString('base64'), expiresAt };
-  return { token: `${genId}.${secret}`, expiresAt };
+  const link = newShareLink(genId, pictureExpiresAt, now);
+  shares[genId] = { hash: link.hash, expiresAt: link.expiresAt.toISOString() };
+  return { token: link.token, expiresAt: link.expiresAt.toISOString() };
 }
 
-/** The try-on a token opens, or null (malformed, unknown, replaced by a newer link, or expired). */
-export function sharedTryOn(state: State, token: string, now: Date): string | null {
+/** The try-on a token opens, or null (malformed, unknown, replaced by a newer link, or expired at `now`). */
+export async function sharedTryOn(accounts: AccountStore, token: string, now: Date): Promise<string | null> {
   const match = TOKEN.exec(token);
   if (!match) return null;
   const [, genId, secret] = match as unknown as [string, string, string];
-  const share = state.gui.shares?.[genId];
-  if (!share || Date.parse(share.expiresAt) <= now.getTime()) return null;
-  return timingSafeEqual(hashOf(secret), Buffer.from(share.hash, 'base64')) ? genId : null;
+  const share = await accounts.share(genId, now);
+  if (!share) return null;
+  const stored = Buffer.from(share.hash, 'base64');
+  const given = hashOf(secret);
+  return stored.length === given.length && timingSafeEqual(given, stored) ? genId : null;
 }
 
 /** The QR code of a URL as an SVG document (black on white, with the quiet zone around it). */

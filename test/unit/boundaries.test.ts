@@ -119,7 +119,6 @@ const FLOORS = [
   'state', // the state gateway: lowdb.ts and postgres/, one contract (issue 16)
   'tryons', // the try-on service (submit, find, list, cancel, erase) and submit validation
   'gui', // the GUI's server side: sessions, catalogue, framing, the bundle
-  'reads.ts', // what the HTTP layer reads, named for its purpose: the seam a second store answers
   'api', // HTTP: middleware (no feature imported: the GUI session is injected), routes, OpenAPI
   'http-app.ts', // createApp(deps): the Express app
   'services.ts', // the features wired into AppDeps around a store and an engine catalogue
@@ -165,7 +164,7 @@ test('HTTP middleware imports no feature: only the kernel, the store and the key
   }
 });
 
-test('the HTTP layer reads no state document: its reads go through reads.ts, named for what they are for', () => {
+test('the HTTP layer reads no state document: its reads go through the stores of server/state/', () => {
   const direct: string[] = [];
   for (const file of [...sources('server/api'), 'server/http-app.ts']) {
     const text = readFileSync(join(ROOT, file), 'utf8');

@@ -19,13 +19,18 @@ function request(headers: Record<string, string>, method = 'GET'): Request {
   return { method, get: (name: string) => lower[name.toLowerCase()] } as unknown as Request;
 }
 
-/** Runs a middleware; resolves with what it passed to next() and the request. */
+/** Runs a middleware; what it passed to next() and the request, at once (next() called in the same tick). */
 function run(handler: ReturnType<typeof apiKey>, req: Request): { error: unknown; req: Request } {
   let error: unknown = 'next() was not called';
   handler(req, {} as never, (e?: unknown) => {
     error = e;
   });
   return { error, req };
+}
+
+/** Runs a middleware that may answer later (a session looked up in a store); resolves when it calls next(). */
+function settle(handler: ReturnType<typeof apiKey>, req: Request): Promise<{ error: unknown; req: Request }> {
+  return new Promise((resolve) => handler(req, {} as never, (error?: unknown) => resolve({ error, req })));
 }
 
 describe('apiKey() middleware', () => {
@@ -52,11 +57,11 @@ describe('apiKey() middleware', () => {
     }
   });
 
-  test('a session cookie counts only when sessions are injected, as the session’s key, with its CSRF rule', () => {
+  test('a session cookie counts only when sessions are injected, as the session’s key, with its CSRF rule', async () => {
     const csrfChecked: string[] = [];
     const sessions: SessionAuth = {
       tokenOf: (req) => req.get('cookie')?.replace('s=', ''),
-      find: (token) => (token === 'live' ? { sessionId: 'ses_1', key: admin.record, staff: false } : undefined),
+      find: async (token) => (token === 'live' ? { sessionId: 'ses_1', key: admin.record, staff: false } : undefined),
       checkCsrf: (req, token) => {
         csrfChecked.push(token);
         if (req.method === 'POST' && req.get('x-csrf-token') !== 'right') throw new ApiError('forbidden', 'no CSRF token');
@@ -65,19 +70,31 @@ describe('apiKey() middleware', () => {
     const without = run(apiKey({ activeKey, clock }), request({ Cookie: 's=live' }));
     assert.ok(without.error instanceof ApiError && without.error.code === 'unauthorized', 'no sessions: a cookie is nothing');
 
-    const signedIn = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live' }));
+    const signedIn = await settle(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live' }));
     assert.equal(signedIn.error, undefined);
     assert.deepEqual(signedIn.req.auth, { key: admin.record, sessionId: 'ses_1' });
 
-    const ended = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=gone' }));
+    const ended = await settle(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=gone' }));
     assert.ok(ended.error instanceof ApiError && ended.error.code === 'unauthorized');
 
-    const forged = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live' }, 'POST'));
+    const forged = await settle(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live' }, 'POST'));
     assert.ok(forged.error instanceof ApiError && forged.error.code === 'forbidden');
-    const sent = run(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live', 'X-CSRF-Token': 'right' }, 'POST'));
+    const sent = await settle(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live', 'X-CSRF-Token': 'right' }, 'POST'));
     assert.equal(sent.error, undefined);
     // Asked on every request that signs in with the session (safe methods pass inside checkCsrf).
     assert.deepEqual(csrfChecked, ['live', 'live', 'live']);
+  });
+
+  test('a session store that fails passes its error on, and the request is not signed in', async () => {
+    const broken = new Error('the database is gone');
+    const sessions: SessionAuth = {
+      tokenOf: () => 'live',
+      find: () => Promise.reject(broken),
+      checkCsrf: () => assert.fail('CSRF is not checked for a session that could not be found'),
+    };
+    const failed = await settle(apiKey({ activeKey, clock, sessions }), request({ Cookie: 's=live' }));
+    assert.equal(failed.error, broken);
+    assert.equal(failed.req.auth, undefined);
   });
 
   test('requireScope: admin passes, standard is 403 for admin calls, none is 401', () => {

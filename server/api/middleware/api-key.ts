@@ -8,7 +8,7 @@ export interface SessionAuth {
   /** The session token the request carries, if any. */
   tokenOf(req: Request): string | undefined;
   /** The live session's id, its admin key, and whether staff signed in with the PIN; undefined when it has ended. */
-  find(token: string, now: Date): { sessionId: string; key: ApiKeyRecord; staff: boolean } | undefined;
+  find(token: string, now: Date): Promise<{ sessionId: string; key: ApiKeyRecord; staff: boolean } | undefined>;
   /** Throws a 403 ApiError when a state-changing request fails the session's CSRF rules. */
   checkCsrf(req: Request, token: string): void;
 }
@@ -32,19 +32,20 @@ export function apiKey({ activeKey, clock, sessions }: ApiKeyOptions): RequestHa
     const header = req.get('authorization');
     const token = header === undefined ? sessions?.tokenOf(req) : undefined;
     if (sessions && token !== undefined) {
-      const found = sessions.find(token, clock());
-      if (!found) {
-        next(new ApiError('unauthorized', 'The GUI session has ended; sign in again.'));
-        return;
-      }
-      try {
-        sessions.checkCsrf(req, token);
-      } catch (error) {
-        next(error);
-        return;
-      }
-      req.auth = { key: found.key, sessionId: found.sessionId, ...(found.staff ? { staff: true } : {}) };
-      next();
+      sessions.find(token, clock()).then((found) => {
+        if (!found) {
+          next(new ApiError('unauthorized', 'The GUI session has ended; sign in again.'));
+          return;
+        }
+        try {
+          sessions.checkCsrf(req, token);
+        } catch (error) {
+          next(error);
+          return;
+        }
+        req.auth = { key: found.key, sessionId: found.sessionId, ...(found.staff ? { staff: true } : {}) };
+        next();
+      }, next);
       return;
     }
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;

@@ -11,35 +11,33 @@ import { apiKey, requireScope } from '../middleware/api-key.ts';
 import { jsonBody } from '../middleware/json-body.ts';
 import { authOf, viewerOf } from '../request-context.ts';
 import { reachableBaseUrl } from '../middleware/host-check.ts';
-import { createShare, qrSvg } from '../../gui/share.ts';
-import { contentType, readImage } from '../../images/files.ts';
+import { newShareLink, qrSvg } from '../../gui/share.ts';
+import { contentType } from '../../images/files.ts';
 import type { AppDeps } from '../deps.ts';
 import { jpegFrameBody } from '../../gui/framing.ts';
 import {
   MAX_PHOTOS,
   applyGarmentChanges,
-  checkCodesUnique,
   checkGarment,
   checkGarmentChanges,
   checkGarmentPhoto,
   findGarment,
   garmentView,
   newGarmentId,
-  removeGarmentImage,
   removeGarmentPhotos,
-  storeGarmentImage,
 } from '../../gui/catalogue.ts';
 import { photosOf, type CatalogueGarment } from '../../store/schema.ts';
 import {
   checkPinShape,
   clearSessionCookie,
-  createSession,
   csrfTokenFor,
-  ensureGuiKey,
+  findSession,
+  guiSessionAuth,
   hashPin,
   PinThrottle,
   sessionTokenOf,
   setSessionCookie,
+  signIn,
   verifyPin,
 } from '../../gui/session.ts';
 import type { GuiChoices, GuiSettings, SessionInfo } from '../../gui/contract.ts';
@@ -65,19 +63,19 @@ const CHOICES = ['eraseOnNewCustomer', 'autoCapture'] as const satisfies readonl
 
 /** The router mounted at /gui/api. */
 export function guiRoutes(deps: AppDeps): Router {
-  const { store, reads, accounts, clock, config, tryOns } = deps;
-  const sessions = reads.sessionAuth();
+  const { accounts, cataloguePhotos: photos, clock, config, tryOns } = deps;
+  const sessions = guiSessionAuth(accounts);
   const keys = { activeKey: (secret: string) => activeKeyFor(accounts, secret, clock()), clock, sessions };
   const launchToken = deps.guiLaunchToken ?? null;
-  const throttle = new PinThrottle(store);
+  const throttle = new PinThrottle(accounts);
   const body = jsonBody({ limitBytes: config.bodyLimitBytes });
   const router = Router();
 
-  router.get('/session', (req, res) => {
+  router.get('/session', async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     const token = sessionTokenOf(req);
-    const found = token ? reads.guiSession(token) : undefined;
-    const common = { pinSet: reads.guiSettings().pinHash !== null, shell: launchToken !== null, version: deps.version };
+    const found = token ? await findSession(accounts, token, clock()) : undefined;
+    const common = { pinSet: (await accounts.shopFloor()).pinHash !== null, shell: launchToken !== null, version: deps.version };
     if (!token || !found) {
       res.json({ signedIn: false, ...common } satisfies SessionInfo);
       return;
@@ -98,8 +96,9 @@ export function guiRoutes(deps: AppDeps): Router {
     checkSameSite(req);
     const fields = (req.body ?? {}) as Record<string, unknown>;
     const now = clock();
-    let keyId: string;
-    let newPinHash: string | null = null;
+    // null: the GUI's own key (PIN and shell sign-ins), made by the store when missing.
+    let keyId: string | null;
+    let newPinHash: string | undefined;
     const via = fields.method;
     if (via === 'key') {
       const key = typeof fields.key === 'string' ? await activeKeyFor(accounts, fields.key.trim(), now) : undefined;
@@ -110,10 +109,10 @@ export function guiRoutes(deps: AppDeps): Router {
       await throttle.succeed();
       keyId = key.id;
     } else if (via === 'pin') {
-      const pinHash = reads.guiSettings().pinHash;
+      const pinHash = (await accounts.shopFloor()).pinHash;
       if (pinHash === null) throw new ApiError('conflict', 'No PIN is set yet: sign in with the admin key and choose one.');
       // The try is counted before the slow hash, and released only once a failure is written.
-      const release = throttle.begin(now);
+      const release = await throttle.begin(now);
       try {
         if (typeof fields.pin !== 'string' || !(await verifyPin(fields.pin, pinHash))) {
           await throttle.fail(now);
@@ -123,20 +122,16 @@ export function guiRoutes(deps: AppDeps): Router {
       } finally {
         release();
       }
-      keyId = '';
+      keyId = null;
     } else if (via === 'shell') {
       if (!launchTokenMatches(launchToken, fields.token)) throw new ApiError('unauthorized', 'The app’s sign-in token is not valid.');
-      keyId = '';
+      keyId = null;
     } else {
       throw new ApiError('validation_failed', 'method: must be "key", "pin" or "shell"', {
         errors: [{ field: 'method', message: 'must be "key", "pin" or "shell"' }],
       });
     }
-    const token = await store.mutate((state) => {
-      if (newPinHash !== null) state.gui.pinHash = newPinHash;
-      const actAs = keyId === '' ? ensureGuiKey(state, now).id : keyId;
-      return createSession(state, actAs, via, now);
-    });
+    const token = await signIn(accounts, { via, keyId, ...(newPinHash === undefined ? {} : { newPinHash }) }, now);
     setSessionCookie(res, token);
     res.setHeader('Cache-Control', 'no-store');
     res.json({ signedIn: true, via, csrfToken: csrfTokenFor(token) });
@@ -160,11 +155,7 @@ export function guiRoutes(deps: AppDeps): Router {
 
   router.delete('/session', async (req, res) => {
     const sessionId = authOf(req).sessionId;
-    if (sessionId) {
-      await store.mutate((state) => {
-        delete state.gui.sessions[sessionId];
-      });
-    }
+    if (sessionId) await accounts.endSession(sessionId);
     clearSessionCookie(res);
     res.status(204).end();
   });
@@ -172,14 +163,12 @@ export function guiRoutes(deps: AppDeps): Router {
   router.put('/pin', requireScope('admin'), async (req, res) => {
     const pin = checkPinShape(((req.body ?? {}) as Record<string, unknown>).pin);
     const hash = await hashPin(pin);
-    await store.mutate((state) => {
-      state.gui.pinHash = hash;
-    });
+    await accounts.setPin(hash);
     res.status(204).end();
   });
 
-  router.get('/settings', (req, res) => {
-    const shop = reads.guiSettings();
+  router.get('/settings', async (req, res) => {
+    const shop = await accounts.shopFloor();
     const settings: GuiSettings = {
       version: deps.version,
       retentionDays: config.imageRetentionDays,
@@ -207,9 +196,7 @@ export function guiRoutes(deps: AppDeps): Router {
     if (errors.length === 0 && Object.keys(choices).length === 0)
       errors.push({ field: CHOICES.join(' or '), message: 'give at least one setting' });
     if (errors.length > 0) throw new ApiError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), { errors });
-    await store.mutate((state) => {
-      Object.assign(state.gui, choices);
-    });
+    await accounts.setChoices(choices);
     res.status(204).end();
   });
 
@@ -218,23 +205,25 @@ export function guiRoutes(deps: AppDeps): Router {
     const record = await tryOns.find(req.params.genId!, viewerOf(req));
     if (record.status !== 'complete' || !record.result)
       throw new ApiError('conflict', `The try-on ${record.id} has no picture to take home.`);
-    const share = await store.mutate((state) => createShare(state, record.id, record.expiresAt, clock()));
-    const url = `${reachableBaseUrl(req.protocol, req.get('host'), config.publicBaseUrl)}/take/${share.token}`;
+    const now = clock();
+    const link = newShareLink(record.id, record.expiresAt, now);
+    const share = await accounts.createShare(record.id, link.hash, link.expiresAt, now);
+    const url = `${reachableBaseUrl(req.protocol, req.get('host'), config.publicBaseUrl)}/take/${link.token}`;
     // Bound to this PC's loopback only (the default), no phone can open the link: say so, and how to change it.
     const reachable = config.publicBaseUrl !== null || !['127.0.0.1', '::1', 'localhost'].includes(config.host);
     res.setHeader('Cache-Control', 'no-store');
     res.status(201).json({ url, expiresAt: share.expiresAt, qrSvg: qrSvg(url), reachable });
   });
 
-  router.get('/garments', (_req, res) => {
-    res.json(reads.garments().map(garmentView));
+  router.get('/garments', async (_req, res) => {
+    res.json((await accounts.garments()).map(garmentView));
   });
 
   router.post('/garments', async (req, res) => {
     const checked = await checkGarment(req.body, config.imageLimits);
     const now = clock();
     const id = newGarmentId(now);
-    const image = await storeGarmentImage(store.dataDir, id, checked.image.normalized);
+    const image = await photos.put(id, checked.image.normalized.bytes, checked.image.normalized);
     const garment: CatalogueGarment = {
       id,
       name: checked.name,
@@ -245,55 +234,44 @@ export function guiRoutes(deps: AppDeps): Router {
       image,
       createdAt: now.toISOString(),
     };
+    let added: CatalogueGarment;
     try {
-      await store.mutate((state) => {
-        checkCodesUnique(state.gui.garments, id, checked);
-        state.gui.garments[id] = garment;
-      });
+      added = await accounts.addGarment(garment);
     } catch (error) {
-      await removeGarmentImage(store.dataDir, garment);
+      await photos.remove(image);
       throw error;
     }
-    res.status(201).json(garmentView(garment));
+    res.status(201).json(garmentView(added));
   });
 
   // Editing: any of name, category, sizes, SKU, barcode and a new photo; the old photo goes once the change is durable.
   router.patch('/garments/:id', async (req, res) => {
-    const id = reads.garment(req.params.id!).id;
+    const id = (await findGarment(accounts, req.params.id!)).id;
     const changes = await checkGarmentChanges(req.body, config.imageLimits);
-    const image = changes.image && (await storeGarmentImage(store.dataDir, id, changes.image.normalized, String(clock().getTime())));
-    let replaced: CatalogueGarment['image'] | undefined;
-    let updated: CatalogueGarment;
+    const prepared = changes.image?.normalized;
+    const image = prepared && (await photos.put(id, prepared.bytes, prepared, String(clock().getTime())));
+    let changed: { before: CatalogueGarment; after: CatalogueGarment };
     try {
-      updated = await store.mutate((state) => {
-        const garment = findGarment(state.gui.garments, id);
-        checkCodesUnique(state.gui.garments, id, changes);
-        if (image) replaced = garment.image;
-        applyGarmentChanges(garment, changes, image);
-        return structuredClone(garment);
-      });
+      changed = await accounts.updateGarment(id, (garment) => applyGarmentChanges(garment, changes, image));
     } catch (error) {
-      if (image) await removeGarmentImage(store.dataDir, { image });
+      if (image) await photos.remove(image);
       throw error;
     }
-    if (replaced && replaced.file !== image?.file) await removeGarmentImage(store.dataDir, { image: replaced });
-    res.json(garmentView(updated));
+    const replaced = image && changed.before.image;
+    if (replaced && replaced.file !== image.file) await photos.remove(replaced);
+    res.json(garmentView(changed.after));
   });
 
   router.get('/garments/:id/image', async (req, res) => {
-    const garment = reads.garment(req.params.id!);
-    const bytes = await readImage(store.dataDir, garment.image);
+    const garment = await findGarment(accounts, req.params.id!);
+    const bytes = await photos.get(garment.image);
     res.setHeader('Cache-Control', 'private, max-age=3600');
     res.type(contentType(garment.image.format)).send(bytes);
   });
 
   router.delete('/garments/:id', async (req, res) => {
-    const garment = await store.mutate((state) => {
-      const found = findGarment(state.gui.garments, req.params.id!);
-      delete state.gui.garments[found.id];
-      return found;
-    });
-    await removeGarmentPhotos(store.dataDir, garment);
+    const garment = await accounts.removeGarment(req.params.id!);
+    await removeGarmentPhotos(photos, garment);
     res.status(204).end();
   });
 
@@ -302,29 +280,28 @@ export function guiRoutes(deps: AppDeps): Router {
     const full = (garment: CatalogueGarment): boolean => photosOf(garment).length >= MAX_PHOTOS;
     const tooMany = (): ApiError => new ApiError('conflict', `A garment has at most ${MAX_PHOTOS} photos; remove one first.`);
     // Checked before the photo is prepared (the costly part), and again in the change itself.
-    const current = reads.garment(req.params.id!);
+    const current = await findGarment(accounts, req.params.id!);
     if (full(current)) throw tooMany();
     const id = current.id;
-    const prepared = await checkGarmentPhoto(req.body, config.imageLimits);
-    const photo = await storeGarmentImage(store.dataDir, id, prepared.normalized, String(clock().getTime()));
+    const prepared = (await checkGarmentPhoto(req.body, config.imageLimits)).normalized;
+    const photo = await photos.put(id, prepared.bytes, prepared, String(clock().getTime()));
+    let updated: CatalogueGarment;
     try {
-      const updated = await store.mutate((state) => {
-        const garment = findGarment(state.gui.garments, id);
+      ({ after: updated } = await accounts.updateGarment(id, (garment) => {
         if (full(garment)) throw tooMany();
         garment.morePhotos = [...(garment.morePhotos ?? []), photo];
-        return structuredClone(garment);
-      });
-      res.status(201).json(garmentView(updated));
+      }));
     } catch (error) {
-      await removeGarmentImage(store.dataDir, { image: photo });
+      await photos.remove(photo);
       throw error;
     }
+    res.status(201).json(garmentView(updated));
   });
 
   router.get('/garments/:id/photos/:n/image', async (req, res) => {
-    const photo = /^[0-9]$/.test(req.params.n!) ? photosOf(reads.garment(req.params.id!))[Number(req.params.n)] : undefined;
+    const photo = /^[0-9]$/.test(req.params.n!) ? photosOf(await findGarment(accounts, req.params.id!))[Number(req.params.n)] : undefined;
     if (!photo) throw new ApiError('not_found', `The garment has no photo ${req.params.n}.`);
-    const bytes = await readImage(store.dataDir, photo);
+    const bytes = await photos.get(photo);
     res.setHeader('Cache-Control', 'private, max-age=3600');
     res.type(contentType(photo.format)).send(bytes);
   });
@@ -333,16 +310,13 @@ export function guiRoutes(deps: AppDeps): Router {
     const n = Number(req.params.n);
     if (!/^[1-9]$/.test(req.params.n!))
       throw new ApiError('conflict', 'The photo try-ons use cannot be removed; make another one theirs first, or remove the garment.');
-    const { removed, updated } = await store.mutate((state) => {
-      const garment = findGarment(state.gui.garments, req.params.id!);
+    const { before, after } = await accounts.updateGarment(req.params.id!, (garment) => {
       const more = garment.morePhotos ?? [];
-      const photo = more[n - 1];
-      if (!photo) throw new ApiError('not_found', `The garment has no photo ${n}.`);
+      if (!more[n - 1]) throw new ApiError('not_found', `The garment has no photo ${n}.`);
       garment.morePhotos = more.filter((_, k) => k !== n - 1);
-      return { removed: photo, updated: structuredClone(garment) };
     });
-    await removeGarmentImage(store.dataDir, { image: removed });
-    res.json(garmentView(updated));
+    await photos.remove(before.morePhotos![n - 1]!);
+    res.json(garmentView(after));
   });
 
   return router;
