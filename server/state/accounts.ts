@@ -165,11 +165,11 @@ export interface AccountStore {
 }
 
 /*
- * The rules both stores share. Those of the GUI's records are restated here from server/gui/ (a floor above this
- * one), each a few lines: keep them in step with gui/session.ts and gui/catalogue.ts.
+ * The rules both stores share, the GUI's records' among them: server/gui/ (a floor above) keeps what the browser
+ * sees (cookies, CSRF, link formats, the catalogue's fields) and leaves these rules to the stores.
  */
 
-/** The name of the GUI's own admin key, which PIN and shell sessions act as (as gui/session.ts's ensureGuiKey). */
+/** The name of the GUI's own admin key, which PIN and shell sessions act as. */
 export const GUI_KEY_NAME = 'shop-floor GUI (PIN and app sign-in)';
 
 /** The name of the admin key made at the first start (as services.ts's firstStart). */
@@ -205,7 +205,7 @@ export function keyAlreadyStored(): ApiError {
   return new ApiError('conflict', 'That API key is already stored.');
 }
 
-/** As gui/catalogue.ts's findGarment. */
+/** A garment that is not in the catalogue (gui/catalogue.ts's findGarment answers it too). */
 export function garmentNotFound(id: string): ApiError {
   return new ApiError('not_found', `There is no garment ${id} in the catalogue.`);
 }
@@ -235,8 +235,8 @@ export function newCodes(garment: CatalogueGarment, before?: CatalogueGarment): 
 export type CodeHolder = Pick<CatalogueGarment, 'id' | 'name' | 'sku' | 'barcode'>;
 
 /**
- * Refuses (422) a SKU or barcode that another garment has, case-insensitively, as gui/catalogue.ts's
- * checkCodesUnique: `others` are the candidates (any garment; `id`'s own is skipped).
+ * Refuses (422) a SKU or barcode that another garment has, case-insensitively: `others` are the candidates (any
+ * garment; `id`'s own is skipped).
  */
 export function checkCodesUnique(others: Iterable<CodeHolder>, id: string, codes: { sku?: string; barcode?: string }): void {
   const errors: FieldError[] = [];

@@ -1,7 +1,7 @@
 /**
  * The account store on one PC: each change is one `Store.mutate` over the features' own functions (keys/,
- * webhooks/secrets.ts), each read a look at the committed `store.state`. The GUI's records follow the rules of
- * server/gui/, restated in accounts.ts because gui/ stands above this floor. Returned records are copies.
+ * webhooks/secrets.ts), each read a look at the committed `store.state`. The GUI's records follow the rules in
+ * accounts.ts, as PgAccounts does. Returned records are copies.
  */
 import { createKey, hashKey, isKeyActive, revokeKey, rotateKey } from '../keys/api-keys.ts';
 import { newId } from '../kernel/ids.ts';
@@ -263,7 +263,7 @@ function findKey(state: State, id: string): ApiKeyRecord | undefined {
   return state.keys.find((candidate) => candidate.id === id);
 }
 
-/** The GUI's own admin key, made (its secret discarded) when missing, revoked or retiring: gui/session.ts's ensureGuiKey. */
+/** The GUI's own admin key, made (its secret discarded) when missing, revoked or retiring. */
 function ensureGuiKey(state: State, now: Date): ApiKeyRecord {
   const existing = state.gui.keyId === null ? undefined : findKey(state, state.gui.keyId);
   if (guiKeyUsable(existing, now)) return existing;

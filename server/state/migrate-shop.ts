@@ -60,7 +60,7 @@ import { PgDatabase, constraintOf, type Sql } from './postgres/db.ts';
 const VOUCHER_JOURNAL = 'vouchers-redeemed.jsonl';
 /** pg_advisory_xact_lock key: "fr" + "mv": two moves into one database run one after the other. */
 const MOVE_LOCK = 0x66726d76;
-/** A garment's photo as gui/catalogue.ts names it (the same check as migration 5's). */
+/** A garment's photo as catalogue-photos.ts names it (the same check as migration 5's). */
 const CATALOGUE_FILE = /^catalogue[\\/]gar_[0-9A-Z]{26}(-[0-9]{1,20})?\.(jpg|png|webp)$/;
 const EXTENSIONS = { jpeg: 'jpg', png: 'png', webp: 'webp' } as const;
 /** Rows per INSERT of ledger entries and try-on records. */
