@@ -6,7 +6,7 @@ import { EngineHost, abortError, type EngineHostOptions, type HostRunOptions } f
 import { EngineError, type EngineDescription, type EngineRequest, type EngineResult, type EngineSpec } from './types.ts';
 
 /** Devices that are accelerators (ONNX Runtime's GPU providers and gpu:N names): engines on them are preferred. */
-const ACCELERATOR = /^(cuda|dml|directml|coreml|rocm|tensorrt|gpu)/i;
+export const ACCELERATOR = /^(cuda|dml|directml|coreml|rocm|tensorrt|gpu)/i;
 
 /** Options shared by every host the registry starts. */
 export interface EngineRegistryOptions {
