@@ -70,7 +70,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     if (options.webhookLookup) servicesOptions.webhookLookup = options.webhookLookup;
     if (options.guiLaunchToken) servicesOptions.guiLaunchToken = options.guiLaunchToken;
     services = await startServices(servicesOptions);
-    const { archive, runner, webhooks, notifier } = services.deps;
+    const { archive, runner, notifier } = services;
+    const { webhooks } = services.deps;
     const app = createApp(services.deps);
     server = createServer(app);
     // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.

@@ -24,7 +24,7 @@ import { LowdbState } from './state/lowdb.ts';
 import { TryOnService } from './tryons/service.ts';
 import { VERSION } from './version.ts';
 import { RedemptionJournal } from './vouchers/journal.ts';
-import { LowdbDeliveries } from './webhooks/deliveries.ts';
+import { LowdbDeliveries, type DeliveryStore } from './webhooks/deliveries.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import type { LookupFn } from './webhooks/send.ts';
 
@@ -43,6 +43,10 @@ export interface ServicesOptions {
 /** The running features: what createApp needs, and how to stop what runs in the background. */
 export interface Services {
   deps: AppDeps;
+  archive: Archive;
+  runner: JobRunner;
+  /** Wakes the requests waiting on a try-on. */
+  notifier: TerminalNotifier;
   /** Answers waiting requests now, with their current state (the first step of stopping). */
   releaseWaiters(): void;
   /** Stops the framing models, the webhook deliveries and the job runner (jobs go back to the queue). */
@@ -93,18 +97,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     eraseInputsWhenDone: config.eraseInputsWhenDone,
     log,
   });
-  const webhooks = new WebhookDispatcher({
-    deliveries: new LowdbDeliveries(store),
-    clock,
-    timeoutMs: config.webhookTimeoutMs,
-    retrySeconds: config.webhookRetrySeconds,
-    allow: config.webhookAllow,
-    deny: config.webhookDeny,
-    version: VERSION,
-    keepSettledMs: config.imageRetentionDays * 86_400_000,
-    ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),
-    log,
-  });
+  const webhooks = webhookDispatcher(new LowdbDeliveries(store), options);
   notifier.watch(() => webhooks.wake());
   try {
     await sweep(store, clock(), archive, config.archiveMinEntries);
@@ -115,18 +108,53 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     throw error;
   }
   const framing = new FramingGuide({ log });
-  const state = new LowdbState(store, archive);
-  const accounts = new LowdbAccounts(store);
-  const images = new DirectoryImageStore(config.dataDir);
-  const tryOns = new TryOnService({
-    jobs: runner,
+  const deps = composeDeps({
+    config,
+    accounts: new LowdbAccounts(store),
+    state: new LowdbState(store, archive),
+    images: new DirectoryImageStore(config.dataDir),
+    cataloguePhotos: new DirectoryCataloguePhotos(config.dataDir),
     engines,
+    jobs: runner,
     notifier,
-    state,
-    accounts,
-    images,
-    webhookDestinationProblem: (url) => webhooks.destinationProblem(url),
+    webhooks,
+    vouchersRedeemed,
     clock,
+    log,
+    framing,
+    guiLaunchToken: options.guiLaunchToken ?? null,
+  });
+  return {
+    deps,
+    archive,
+    runner,
+    notifier,
+    releaseWaiters: () => notifier.releaseAll(),
+    async stop() {
+      await framing.dispose();
+      await webhooks.stop();
+      await runner.stop();
+    },
+  };
+}
+
+/** The stores and running parts that AppDeps is made of, on either kind of store. */
+export interface DepsParts extends Omit<AppDeps, 'tryOns' | 'version'> {
+  notifier: TerminalNotifier;
+}
+
+/** AppDeps around the given stores: the try-on service built on them, the version added. */
+export function composeDeps(parts: DepsParts): AppDeps {
+  const { config, notifier, ...rest } = parts;
+  const tryOns = new TryOnService({
+    jobs: parts.jobs,
+    engines: parts.engines,
+    notifier,
+    state: parts.state,
+    accounts: parts.accounts,
+    images: parts.images,
+    webhookDestinationProblem: (url) => parts.webhooks.destinationProblem(url),
+    clock: parts.clock,
     limits: {
       imageLimits: config.imageLimits,
       maxQueueDepth: config.maxQueueDepth,
@@ -136,33 +164,25 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       idempotencyRetentionHours: config.idempotencyRetentionHours,
     },
   });
-  const deps: AppDeps = {
-    config,
-    store,
-    accounts,
-    state,
-    images,
-    cataloguePhotos: new DirectoryCataloguePhotos(config.dataDir),
-    archive,
-    engines,
-    runner,
-    notifier,
-    tryOns,
-    webhooks,
-    vouchersRedeemed,
-    clock,
+  return { config, ...rest, tryOns, version: VERSION };
+}
+
+/** The webhook dispatcher over a store's deliveries, with the configuration's limits and address policy. */
+export function webhookDispatcher(
+  deliveries: DeliveryStore,
+  options: Pick<ServicesOptions, 'config' | 'clock' | 'log' | 'webhookLookup'>,
+): WebhookDispatcher {
+  const { config } = options;
+  return new WebhookDispatcher({
+    deliveries,
+    clock: options.clock,
+    timeoutMs: config.webhookTimeoutMs,
+    retrySeconds: config.webhookRetrySeconds,
+    allow: config.webhookAllow,
+    deny: config.webhookDeny,
     version: VERSION,
-    log,
-    framing,
-    guiLaunchToken: options.guiLaunchToken ?? null,
-  };
-  return {
-    deps,
-    releaseWaiters: () => notifier.releaseAll(),
-    async stop() {
-      await framing.dispose();
-      await webhooks.stop();
-      await runner.stop();
-    },
-  };
+    keepSettledMs: config.imageRetentionDays * 86_400_000,
+    ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}),
+    log: options.log,
+  });
 }

@@ -95,11 +95,11 @@ export async function startTestApp(t: TestContext, options: TestOptions = {}): P
   const running: Running = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     store,
-    archive: services.deps.archive,
-    runner: services.deps.runner,
+    archive: services.archive,
+    runner: services.runner,
     engines,
     webhooks: services.deps.webhooks,
-    notifier: services.deps.notifier,
+    notifier: services.notifier,
     firstAdminKey,
     close() {
       closing ??= (async () => {

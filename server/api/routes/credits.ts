@@ -25,13 +25,13 @@ export function creditRoutes({ state, accounts, clock, config, vouchersRedeemed,
       if (error instanceof VoucherError) throw validationError([{ field: 'voucher', message: error.message }]);
       throw error;
     }
-    if (vouchersRedeemed.has(voucher.id))
+    if (vouchersRedeemed?.has(voucher.id))
       throw new ApiError('conflict', `The voucher ${voucher.id} was already redeemed on this installation.`);
     const keyId = req.auth!.key.id;
     const now = clock();
     const redemption = await state.redeemVoucher(voucher, keyId, now);
     // The credit is in: a journal write that fails now is made at the next start, from the state.
-    await vouchersRedeemed.add(voucher.id, now).catch((error) => log(`recording voucher ${voucher.id} in the journal failed`, error));
+    await vouchersRedeemed?.add(voucher.id, now).catch((error) => log(`recording voucher ${voucher.id} in the journal failed`, error));
     res.json(redemption);
   });
 

@@ -14,19 +14,19 @@ export function engineRoutes({ engines }: AppDeps): Router {
 }
 
 /** GET /api/v1/health and /api/v1/openapi.json (no authentication). */
-export function healthRoutes({ engines, runner, version }: AppDeps): Router {
+export function healthRoutes({ engines, jobs, version }: AppDeps): Router {
   const router = Router();
   const openapi = JSON.stringify(openApiDocument(version));
   router.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openapi);
   });
-  router.get('/health', (_req, res) => {
+  router.get('/health', async (_req, res) => {
     const list = engines.list();
     res.json({
       status: list.some((engine) => engine.ready) ? 'ok' : 'degraded',
       version,
       engines: list.map((engine) => ({ id: engine.id, ready: engine.ready })),
-      queueDepth: runner.depth(),
+      queueDepth: await jobs.depth(),
     });
   });
   return router;
