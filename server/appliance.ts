@@ -21,7 +21,7 @@ import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import type { LookupFn } from './webhooks/send.ts';
 
 /** How long a stopping appliance lets requests in flight finish. */
-const SHUTDOWN_GRACE_MS = 5_000;
+export const SHUTDOWN_GRACE_MS = 5_000;
 
 export interface ApplianceOptions {
   config: Config;
@@ -72,17 +72,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     services = await startServices(servicesOptions);
     const { archive, runner, notifier } = services;
     const { webhooks } = services.deps;
-    const app = createApp(services.deps);
-    server = createServer(app);
-    // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.
-    server.requestTimeout = 120_000;
-    limitConnections(server, { total: config.maxConnections, perAddress: config.maxConnectionsPerAddress });
-    server.keepAliveTimeout = 5_000;
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(config.port, config.host, () => resolve());
-    });
-    const port = (server.address() as AddressInfo).port;
+    server = createServer(createApp(services.deps));
+    const port = await listen(server, config);
     // One sweep or move at a time: both append to the archive and then trim the state.
     let housekeeping = Promise.resolve();
     const housekeep = (name: string, work: () => Promise<unknown>) => {
@@ -116,7 +107,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       await store.close();
     };
     return {
-      url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
+      url: urlOf(config, port),
       port,
       store,
       archive,
@@ -137,4 +128,22 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     await store.close();
     throw error;
   }
+}
+
+/** Listens on the configured address with the appliance's connection limits; the port it got. */
+export async function listen(server: Server, config: Config): Promise<number> {
+  // Receiving a request (a 50 MB body on a slow link) may take a while; waits are on the response side.
+  server.requestTimeout = 120_000;
+  limitConnections(server, { total: config.maxConnections, perAddress: config.maxConnectionsPerAddress });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+/** The base URL of a listening appliance. */
+export function urlOf(config: Config, port: number): string {
+  return `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 }

@@ -21,6 +21,8 @@ import { generateIssuerKey, mintVoucher, type MintOptions } from './vouchers/vou
 
 const USAGE = `usage:
   fittingroom serve [--port 8787] [--host 127.0.0.1] [--data-dir DIR] [--engine-workers N]
+  fittingroom serve --database postgres://… [--images-dir DIR] [--port 8787] [--host 127.0.0.1]
+      (or FITTINGROOM_DATABASE_URL; one of several API processes on a shared database, running its engines too)
   fittingroom worker --database postgres://… [--images-dir DIR] [--engine-workers N]
       (or FITTINGROOM_DATABASE_URL; a GPU worker: engines, no HTTP API)
   fittingroom migrate --data-dir DIR --database postgres://… [--images-dir DIR]

@@ -7,6 +7,7 @@
 import { loadConfig } from './config.ts';
 import { stopOnSignals } from './kernel/shutdown.ts';
 import { startAppliance } from './appliance.ts';
+import { DatabaseOpenError, redactUrl, startSharedAppliance } from './shared-appliance.ts';
 import { builtinEngineSpecs } from './engines/builtin.ts';
 import { DataDirLockedError, DataDirMovedError } from './store/db.ts';
 
@@ -18,28 +19,28 @@ interface ParentPort {
 
 async function main(): Promise<void> {
   const config = loadConfig(process.argv.slice(2));
-  if (config.database) {
-    throw new Error(
-      '--database (FITTINGROOM_DATABASE_URL): the HTTP API does not run on PostgreSQL yet (issue 16); ' +
-        'serve keeps its state in --data-dir, and `fittingroom worker --database …` runs GPU workers on a shared database',
-    );
-  }
   const extra = process.env.FITTINGROOM_ENGINES
     ? (JSON.parse(process.env.FITTINGROOM_ENGINES) as ReturnType<typeof builtinEngineSpecs>)
     : [];
   // The Electron shell's sign-in secret for its window; engine host processes must not inherit it.
   const guiLaunchToken = process.env.FITTINGROOM_GUI_LAUNCH_TOKEN;
   delete process.env.FITTINGROOM_GUI_LAUNCH_TOKEN;
-  const appliance = await startAppliance({
-    config,
-    engines: [...(config.builtinEngines ? builtinEngineSpecs() : []), ...extra],
-    ...(guiLaunchToken ? { guiLaunchToken } : {}),
-  });
+  const engines = [...(config.builtinEngines ? builtinEngineSpecs() : []), ...extra];
+  const appliance = config.database
+    ? await startSharedAppliance({ config, database: config.database, engines, ...(guiLaunchToken ? { guiLaunchToken } : {}) })
+    : await startAppliance({ config, engines, ...(guiLaunchToken ? { guiLaunchToken } : {}) });
   const ready = appliance.engines.list().filter((engine) => engine.ready);
-  console.log(`fittingroom is running at ${appliance.url}/ (data in ${config.dataDir})`);
+  const where = config.database ? `state in PostgreSQL (${redactUrl(config.database)})` : `data in ${config.dataDir}`;
+  console.log(`fittingroom is running at ${appliance.url}/ (${where})`);
   console.log(`  Shop-floor GUI: open ${appliance.url}/ in a browser and sign in with an admin key (or the staff PIN).`);
   console.log(`  API: ${appliance.url}/api/v1  health: ${appliance.url}/api/v1/health`);
-  if (ready.length === 0) console.log('  No try-on engine is installed yet: submits are refused until one is (GET /api/v1/engines).');
+  if (config.database)
+    console.log(
+      ready.length === 0
+        ? "  This process runs no engine: try-ons run on the fleet's workers (`fittingroom worker --database …`; GET /api/v1/engines)."
+        : `  Engines here, as a worker of the fleet: ${ready.map((engine) => `${engine.id} (${engine.device})`).join(', ')}`,
+    );
+  else if (ready.length === 0) console.log('  No try-on engine is installed yet: submits are refused until one is (GET /api/v1/engines).');
   else console.log(`  Engines: ${ready.map((engine) => `${engine.id} (${engine.device})`).join(', ')}`);
   if (appliance.firstAdminKey) {
     console.log(
@@ -63,6 +64,7 @@ main().catch((error) => {
   if (
     error instanceof DataDirLockedError ||
     error instanceof DataDirMovedError ||
+    error instanceof DatabaseOpenError ||
     (error instanceof Error && /^(--|unknown option|unexpected argument|FITTINGROOM_)/.test(error.message))
   ) {
     console.error(`fittingroom: ${error.message}`);

@@ -47,6 +47,11 @@ export class TerminalNotifier {
     for (const set of sets) for (const listener of set) listener();
   }
 
+  /** The generations someone waits on now. */
+  waitedIds(): string[] {
+    return [...this.listeners.keys()];
+  }
+
   /** How many requests are waiting now. */
   waiting(): number {
     let count = 0;

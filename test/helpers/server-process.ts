@@ -12,6 +12,7 @@ const ENTRY = resolve(import.meta.dirname, '../../server/index.ts');
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
+  /** The first admin key in the data directory ('' when the process did not install the shop). */
   key: string;
   /** Resolves when the process has exited. */
   exited: Promise<void>;
@@ -39,7 +40,8 @@ export async function startServerProcess(dataDir: string, engines: EngineSpec[],
     );
     child.once('exit', (code) => fail(new Error(`server exited with ${code} before it was ready: ${stderr}`)));
   });
-  const key = (await readFile(join(dataDir, 'first-admin-key'), 'utf8')).trim();
+  // On a shared database only the process that installed the shop has the first admin key.
+  const key = (await readFile(join(dataDir, 'first-admin-key'), 'utf8').catch(() => '')).trim();
   return {
     child,
     url: `http://127.0.0.1:${port}`,

@@ -1,8 +1,8 @@
 /**
  * `fittingroom worker --database …` as a real process on a throwaway PostgreSQL cluster: it announces itself with
  * its engines, takes try-ons whose inputs are in the shop's image store (the database, or a shared directory),
- * runs them in its engine host processes, stores the results there and settles them; SIGTERM retires it. And
- * `serve --database` is refused in words until the HTTP API runs on PostgreSQL.
+ * runs them in its engine host processes, stores the results there and settles them; SIGTERM retires it. A worker
+ * without a database, and a database that cannot be reached, are refused in words.
  */
 import assert from 'node:assert/strict';
 import { fork, spawnSync } from 'node:child_process';
@@ -112,16 +112,30 @@ for (const where of ['database', 'shared directory'] as const) {
   });
 }
 
-test('a worker without a database, and serve with one, are refused in words', { skip }, () => {
+test('a worker without a database, and serve with a database it cannot reach, are refused in words', { skip }, () => {
   const worker = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'worker'], {
     encoding: 'utf8',
     env: { ...process.env, FITTINGROOM_DATABASE_URL: '' },
   });
   assert.equal(worker.status, 1);
   assert.match(worker.stderr, /a worker needs --database postgres:\/\/… \(or FITTINGROOM_DATABASE_URL\)/);
-  const serve = spawnSync(process.execPath, ['--import', 'tsx', CLI, 'serve', '--database', 'postgresql://nowhere/x', '--port', '0'], {
-    encoding: 'utf8',
-  });
+  const serve = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CLI,
+      'serve',
+      '--database',
+      'postgresql://shop:s3cret@nowhere.invalid/x',
+      '--port',
+      '0',
+      '--builtin-engines',
+      'false',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(serve.status, 1);
-  assert.match(serve.stderr, /the HTTP API does not run on PostgreSQL yet/);
+  assert.match(serve.stderr, /^fittingroom: the database postgresql:\/\/shop:\*\*\*@nowhere\.invalid\/x could not be opened: /);
+  assert.doesNotMatch(serve.stderr, /s3cret/, 'the password is not printed');
 });

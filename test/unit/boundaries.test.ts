@@ -123,6 +123,7 @@ const FLOORS = [
   'http-app.ts', // createApp(deps): the Express app
   'services.ts', // the features wired into AppDeps around a store and an engine catalogue
   'appliance.ts', // the composition
+  'shared-appliance.ts', // the composition on a shared database (issue 16)
   'worker.ts', // a GPU worker on a shared database: engines and the claim loop, no HTTP
   'index.ts', // the headless server's entry
   'cli.ts', // `fittingroom serve|keys|vouchers`: serve starts index.ts

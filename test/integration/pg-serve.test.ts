@@ -1,0 +1,103 @@
+/**
+ * `serve --database` (issue 16): two real API processes on one throwaway PostgreSQL database, each running the test
+ * engine as a member of the fleet. The shop is installed once; a try-on submitted to one process is waited for,
+ * listed, fetched and erased through the other (the wait ends on the other node's settle notice); the fleet shows
+ * in GET /api/v1/engines; a GUI session started on one process signs in on the other.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { PgState } from '../../server/state/postgres/gateway.ts';
+import { composeEngine } from '../helpers/appliance.ts';
+import { submission } from '../helpers/inputs.ts';
+import { clusterForFile } from '../helpers/pg-cluster.ts';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
+
+const { skip, newDatabase } = clusterForFile('serve');
+
+test('two API processes on one database serve one shop', { skip }, async (t) => {
+  const url = await newDatabase();
+  const servers: ServerProcess[] = [];
+  t.after(() => Promise.all(servers.map((server) => server.kill('SIGTERM'))));
+  const engine = composeEngine({ id: 'compose', delayMs: 300 });
+  const start = async () => {
+    const server = await startServerProcess(await tempDir('fr-serve-'), [engine], ['--database', url]);
+    servers.push(server);
+    return server;
+  };
+  const [a, b] = await Promise.all([start(), start()]);
+  const keys = [a!.key, b!.key].filter((key) => key !== '');
+  assert.equal(keys.length, 1, 'exactly one process installed the shop and has the first admin key');
+  const key = keys[0]!;
+  const call = (server: ServerProcess, path: string, init: RequestInit = {}) =>
+    fetch(`${server.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+    });
+
+  const state = await PgState.open(url);
+  t.after(() => state.close());
+  const trial = (await state.account(new Date())).creditsRemaining;
+  assert.ok(trial > 0, 'the trial was granted');
+  assert.equal((await state.ledgerPage(null, 100)).entries.filter((entry) => entry.type === 'trial').length, 1, 'once');
+
+  // The fleet: both processes run the engine.
+  let engines: { id: string; ready: boolean; workers: { id: string }[] }[] = [];
+  for (let tries = 0; tries < 50; tries++) {
+    engines = (await (await call(b!, '/api/v1/engines')).json()) as typeof engines;
+    if (engines.find((e) => e.id === 'compose')?.workers.length === 2) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const compose = engines.find((e) => e.id === 'compose')!;
+  assert.equal(compose.ready, true);
+  assert.equal(compose.workers.length, 2, 'both API processes are workers of the fleet');
+
+  // Submitted on A, waited for on B: B hears the settle of whichever node ran it.
+  const submitted = await call(a!, '/api/v1/try-on', {
+    method: 'POST',
+    body: JSON.stringify(await submission({ engine: 'compose', outputFormat: 'png' })),
+  });
+  assert.equal(submitted.status, 202);
+  const { genId, creditsRemaining } = (await submitted.json()) as { genId: string; creditsRemaining: number };
+  assert.equal(creditsRemaining, trial - 1);
+  const began = Date.now();
+  const waited = await call(b!, `/api/v1/try-on/${genId}?wait=20`);
+  const view = (await waited.json()) as { status: string; creditCharged: boolean; imageUrl: string };
+  assert.equal(view.status, 'complete', JSON.stringify(view));
+  assert.ok(Date.now() - began < 15_000, 'the wait ended on the settle, not at its bound');
+  assert.equal(view.creditCharged, true);
+
+  const image = await call(b!, `/api/v1/try-on/${genId}/image`);
+  assert.equal(image.status, 200);
+  assert.equal(image.headers.get('content-type'), 'image/png');
+  const bytes = Buffer.from(await image.arrayBuffer());
+  assert.deepEqual([...bytes.subarray(1, 4)], [...Buffer.from('PNG')]);
+  const listed = (await (await call(a!, '/api/v1/try-on?limit=5')).json()) as { data: { genId: string }[] };
+  assert.deepEqual(
+    listed.data.map((item) => item.genId),
+    [genId],
+  );
+  const health = (await (await fetch(`${a!.url}/api/v1/health`)).json()) as { status: string; queueDepth: number };
+  assert.deepEqual([health.status, health.queueDepth], ['ok', 0]);
+
+  // Erased on B, gone on A; the record stays, marked erased.
+  assert.equal((await call(b!, `/api/v1/try-on/${genId}`, { method: 'DELETE' })).status, 204);
+  assert.equal((await call(a!, `/api/v1/try-on/${genId}/image`)).status, 404);
+  assert.equal(((await (await call(a!, `/api/v1/try-on/${genId}`)).json()) as { erased?: boolean }).erased, true);
+
+  // A key made on A works on B; a GUI session started on B signs in on A.
+  const made = await call(a!, '/api/v1/keys', { method: 'POST', body: JSON.stringify({ name: 'kiosk', scope: 'standard' }) });
+  assert.equal(made.status, 201);
+  const kiosk = ((await made.json()) as { key: string }).key;
+  const asKiosk = await fetch(`${b!.url}/api/v1/account`, { headers: { authorization: `Bearer ${kiosk}` } });
+  assert.equal(asKiosk.status, 200);
+  const signIn = await fetch(`${b!.url}/gui/api/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: b!.url },
+    body: JSON.stringify({ method: 'key', key }),
+  });
+  assert.equal(signIn.status, 200, await signIn.clone().text());
+  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+  const session = await fetch(`${a!.url}/gui/api/session`, { headers: { cookie } });
+  assert.equal(((await session.json()) as { signedIn?: boolean }).signedIn, true);
+});
