@@ -45,6 +45,8 @@ export interface EngineCatalog {
   list(): EngineDescription[];
   get(id: string): EngineDescription | undefined;
   defaultEngine(): EngineDescription | undefined;
+  /** Reads the list again where it can be stale (a shared database's fleet); a submit does before refusing. */
+  refresh?(): Promise<void>;
   deviceOf(id: string): string | undefined;
   /** Jobs the engine may run at once. */
   concurrencyOf(id: string): number;

@@ -135,7 +135,7 @@ export class TryOnService {
     let submitted = false;
     try {
       // After the idempotency check: a replay answers even if the engine has gone since.
-      const engine = this.pickEngine(submission.engine);
+      const engine = await this.pickEngine(submission.engine);
       if ((await jobs.depth()) >= limits.maxQueueDepth)
         throw new ApiError('queue_full', 'The appliance has too many try-ons waiting; try again shortly.', { retryAfterSeconds: 5 });
       if ((await state.account(clock())).creditsRemaining < 1) throw noCredits();
@@ -279,9 +279,15 @@ export class TryOnService {
   }
 
   /** The requested engine, or the best ready one: 422 if it is not installed, 503 if none is ready. */
-  private pickEngine(requested: string | undefined): EngineDescription {
+  private async pickEngine(requested: string | undefined): Promise<EngineDescription> {
     const { engines } = this.options;
-    const engine = requested ? engines.get(requested) : engines.defaultEngine();
+    const choose = () => (requested ? engines.get(requested) : engines.defaultEngine());
+    let engine = choose();
+    if ((!engine || !engine.ready) && engines.refresh) {
+      // The fleet's last reading may predate a worker that joined since.
+      await engines.refresh();
+      engine = choose();
+    }
     if (requested && !engine) {
       throw new ApiError('validation_failed', `engine: "${requested}" is not installed`, {
         errors: [{ field: 'engine', message: 'is not an installed engine (see GET /api/v1/engines)' }],

@@ -4,8 +4,10 @@
  * - `worker URL --id w1 --job-ms 60 --lease 2 --concurrency 2 [--wait-go]`: a WorkerLoop whose test job sleeps for a
  *   fixed time and stores a fake result naming the worker; with `--wait-go` it starts claiming only once a line
  *   arrives on stdin. SIGTERM stops it gracefully.
- * - `submit URL --prefix s1 --count 250 [--parallel 4]`: a stand-in for an API process (the HTTP layer is not on
- *   PostgreSQL yet) that calls PgState.submit.
+ * - `submit URL --prefix s1 --count 250 [--parallel 4]`: calls PgState.submit directly, as an API process's submit
+ *   does after its HTTP work (the bench measures the queue without the HTTP layer).
+ * - `submit-http BASE_URL --key KEY --prefix s1 --count 250 [--parallel 4]`: a client of a real API process
+ *   (`serve --database`), POSTing try-ons for the test engine, each with its own Idempotency-Key.
  * Each prints one JSON line per event on stdout: `ready`, the worker loop's events, `submitted` (acknowledged), `done`.
  * The parent's side is `startPgProcess()`.
  */
@@ -19,7 +21,7 @@ import type { NewGeneration } from '../../server/jobs/generations.ts';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { PgJobQueue } from '../../server/state/postgres/jobs.ts';
 import { WorkerLoop } from '../../server/state/worker-loop.ts';
-import { plainParams } from './inputs.ts';
+import { plainParams, submission } from './inputs.ts';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 /** The engine id the test workers run and the submitters ask for. */
@@ -138,6 +140,34 @@ async function submit(url: string, options: Record<string, string | boolean | un
   await state.close();
 }
 
+async function submitHttp(baseUrl: string, options: Record<string, string | boolean | undefined>): Promise<void> {
+  const count = Number(options.count);
+  const parallel = Number(options.parallel ?? 4);
+  const prefix = String(options.prefix);
+  const body = JSON.stringify(await submission({ engine: TEST_ENGINE }));
+  print({ type: 'ready' });
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      const n = next++;
+      const response = await fetch(`${baseUrl}/api/v1/try-on`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${String(options.key)}`,
+          'content-type': 'application/json',
+          'idempotency-key': `${prefix}-${n}`,
+        },
+        body,
+      });
+      const text = await response.text();
+      if (response.status !== 202) throw new Error(`submit ${n} to ${baseUrl}: ${response.status} ${text}`);
+      print({ type: 'submitted', id: (JSON.parse(text) as { genId: string }).genId });
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, lane));
+  print({ type: 'done', count });
+}
+
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
@@ -150,12 +180,14 @@ async function main(): Promise<void> {
       prefix: { type: 'string' },
       count: { type: 'string' },
       parallel: { type: 'string' },
+      key: { type: 'string' },
     },
   });
   const [mode, url] = positionals;
-  if (!url) throw new Error('usage: pg-worker-process.ts worker|submit URL [options]');
+  if (!url) throw new Error('usage: pg-worker-process.ts worker|submit|submit-http URL [options]');
   if (mode === 'worker') await worker(url, values);
   else if (mode === 'submit') await submit(url, values);
+  else if (mode === 'submit-http') await submitHttp(url, values);
   else throw new Error(`unknown mode ${mode}`);
 }
 

@@ -1,8 +1,9 @@
 /**
- * Several nodes on one PostgreSQL database (issue 16): three worker processes, each a WorkerLoop running a test job
- * of fixed length two at a time, and two submitter processes (stand-ins for API processes) submitting 500 try-ons
- * between them. One worker is SIGKILLed mid-job. Every acknowledged try-on must end exactly once (complete, or
- * failed after three attempts), its credit captured or released exactly once, and the books must balance.
+ * Several nodes on one PostgreSQL database (issue 16): two real API processes (`serve --database`, no engines of
+ * their own), three worker processes, each a WorkerLoop running a test job of fixed length two at a time, and two
+ * HTTP clients submitting 500 try-ons, one to each API. One worker is SIGKILLed mid-job. Every acknowledged try-on
+ * (a 202) must end exactly once (complete, or failed after three attempts), its credit captured or released exactly
+ * once, and the books must balance.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -11,6 +12,8 @@ import { PgState } from '../../server/state/postgres/gateway.ts';
 import { PgJobQueue } from '../../server/state/postgres/jobs.ts';
 import { clusterForFile } from '../helpers/pg-cluster.ts';
 import { startPgProcess, type PgProcess } from '../helpers/pg-worker-process.ts';
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 
 const CREDITS = 520;
 const PER_SUBMITTER = 250;
@@ -23,7 +26,7 @@ const DRAIN_TIMEOUT_MS = 45_000;
 
 const { skip, newDatabase } = clusterForFile('workers');
 
-test('500 try-ons over two submitters and three workers, one SIGKILLed mid-job: each ends once, charged once', { skip }, async (t) => {
+test('500 try-ons over two API processes and three workers, one SIGKILLed mid-job: each ends once, charged once', { skip }, async (t) => {
   // Its own hooks, so that they run before the file's hook stops the cluster: the children first, then the pool.
   const children: PgProcess[] = [];
   t.after(async () => {
@@ -33,7 +36,14 @@ test('500 try-ons over two submitters and three workers, one SIGKILLed mid-job: 
   const url = await newDatabase();
   const state = await PgState.open(url);
   t.after(() => state.close());
+  // The first API process installs the shop (its trial credits too); the second joins it.
+  const apis: ServerProcess[] = [];
+  t.after(() => Promise.all(apis.map((api) => api.kill('SIGTERM'))));
+  apis.push(await startServerProcess(await tempDir('fr-api-'), [], ['--database', url]));
+  apis.push(await startServerProcess(await tempDir('fr-api-'), [], ['--database', url]));
+  const key = apis[0]!.key;
   await state.redeemVoucher({ id: 'v_fleet', credits: CREDITS, issuedAt: new Date().toISOString() }, 'key_bench', new Date());
+  const credits = (await state.account(new Date())).creditsRemaining;
 
   const workerArgs = (id: string) => [
     'worker',
@@ -64,7 +74,9 @@ test('500 try-ons over two submitters and three workers, one SIGKILLed mid-job: 
     }),
   );
 
-  const submitters = ['s1', 's2'].map((prefix) => startPgProcess(['submit', url, '--prefix', prefix, '--count', String(PER_SUBMITTER)]));
+  const submitters = apis.map((api, i) =>
+    startPgProcess(['submit-http', api.url, '--key', key, '--prefix', `s${i + 1}`, '--count', String(PER_SUBMITTER)]),
+  );
   children.push(...submitters);
   for (const submitter of submitters) assert.equal(await submitter.exited, 0, submitter.stderr());
   await killed;
@@ -118,7 +130,7 @@ test('500 try-ons over two submitters and three workers, one SIGKILLed mid-job: 
   }
   const account = await state.account(new Date());
   assert.equal(account.creditsReserved, 0);
-  assert.equal(account.creditsRemaining, CREDITS - captures);
+  assert.equal(account.creditsRemaining, credits - captures);
 
   // No worker settled a try-on another one settled; the killed worker's jobs were run again by the others.
   const settledBy = new Map<string, number>();
