@@ -10,11 +10,15 @@ import { defaultDataDir, loadConfig } from './config.ts';
 import { builtinEngineSpecs } from './engines/builtin.ts';
 import type { EngineSpec } from './engines/types.ts';
 import { DatabaseNewerError } from './state/postgres/migrations.ts';
-import { migrateShop, redactUrl, ShopMoveMismatch, ShopMoveRefused, type ShopMoveReport } from './state/migrate-shop.ts';
+import { redactUrl } from './kernel/redact.ts';
+import { migrateShop, ShopMoveMismatch, ShopMoveRefused, type ShopMoveReport } from './state/migrate-shop.ts';
+import type { AccountStore } from './state/accounts.ts';
+import { LowdbAccounts } from './state/lowdb-accounts.ts';
+import { PgAccounts } from './state/postgres/accounts.ts';
 import { startWorker } from './worker.ts';
 import { ApiError } from './kernel/errors.ts';
 import { stopOnSignals } from './kernel/shutdown.ts';
-import { checkKeyFields, createKey, publicKey, revokeKey } from './keys/api-keys.ts';
+import { checkKeyFields, publicKey } from './keys/api-keys.ts';
 import { DataDirLockedError, DataDirMovedError, Store } from './store/db.ts';
 import { parseCredits, parseExpiry, readIssuerKey, writeIssuerKey } from './vouchers/issuer.ts';
 import { generateIssuerKey, mintVoucher, type MintOptions } from './vouchers/voucher.ts';
@@ -27,14 +31,14 @@ const USAGE = `usage:
       (or FITTINGROOM_DATABASE_URL; a GPU worker: engines, no HTTP API)
   fittingroom migrate --data-dir DIR --database postgres://… [--images-dir DIR]
       (moves a stopped shop into a new, empty database, once; its totals verified before commit)
-  fittingroom keys create --name NAME [--scope standard|admin] [--data-dir DIR]
-  fittingroom keys list [--data-dir DIR] [--json]
-  fittingroom keys revoke KEY_ID [--data-dir DIR]
+  fittingroom keys create --name NAME [--scope standard|admin] [--data-dir DIR | --database postgres://…]
+  fittingroom keys list [--data-dir DIR | --database postgres://…] [--json]
+  fittingroom keys revoke KEY_ID [--data-dir DIR | --database postgres://…]
   fittingroom vouchers keygen [--out issuer.key]
   fittingroom vouchers mint --credits N --key issuer.key (--install-id ID | --any-installation)
                            [--expires 2027-01-31 | --no-expiry] [--id ID]
       (a voucher expires a year after minting unless told otherwise)
-  fittingroom vouchers install-id [--data-dir DIR]`;
+  fittingroom vouchers install-id [--data-dir DIR | --database postgres://…]`;
 
 async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await Store.open(dataDir);
@@ -45,23 +49,50 @@ async function withStore<T>(dataDir: string, fn: (store: Store) => Promise<T>): 
   }
 }
 
+/**
+ * The shop's account store: a data directory's (locked while it is used, so not while the appliance runs), or with
+ * `--database` (or FITTINGROOM_DATABASE_URL) a shared database's, which may be used while API processes run.
+ */
+async function withAccounts<T>(
+  values: { 'data-dir'?: string | undefined; database?: string | undefined },
+  fn: (accounts: AccountStore) => Promise<T>,
+): Promise<T> {
+  const database = values.database ?? (process.env.FITTINGROOM_DATABASE_URL || undefined);
+  if (database === undefined) {
+    const dataDir = resolve(values['data-dir'] ?? process.env.FITTINGROOM_DATA_DIR ?? defaultDataDir());
+    return withStore(dataDir, (store) => fn(new LowdbAccounts(store)));
+  }
+  if (values['data-dir'] !== undefined) throw new UsageError('give --data-dir or --database, not both');
+  const accounts = await PgAccounts.open(database, { maxConnections: 1 });
+  try {
+    return await fn(accounts);
+  } finally {
+    await accounts.close();
+  }
+}
+
 async function keys(command: string | undefined, args: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { name: { type: 'string' }, scope: { type: 'string' }, 'data-dir': { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      name: { type: 'string' },
+      scope: { type: 'string' },
+      'data-dir': { type: 'string' },
+      database: { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
-  const dataDir = resolve(values['data-dir'] ?? process.env.FITTINGROOM_DATA_DIR ?? defaultDataDir());
   const now = new Date();
   switch (command) {
     case 'create': {
       const { name, scope } = checkKeyFields(values.name, values.scope ?? 'standard');
-      const { record, key } = await withStore(dataDir, (store) => store.mutate((state) => createKey(state, name, scope, now)));
+      const { record, key } = await withAccounts(values, (accounts) => accounts.createKey(name, scope, now));
       console.log(`Created ${record.scope} key ${record.id} ("${record.name}"). It is shown only now:\n\n  ${key}\n`);
       return;
     }
     case 'list': {
-      const list = await withStore(dataDir, async (store) => store.state.keys.map(publicKey));
+      const list = (await withAccounts(values, (accounts) => accounts.keys())).map(publicKey);
       if (values.json) {
         console.log(JSON.stringify(list, null, 2));
         return;
@@ -76,7 +107,7 @@ async function keys(command: string | undefined, args: string[]): Promise<void> 
     case 'revoke': {
       const id = positionals[0];
       if (!id) throw new UsageError('keys revoke needs a key id (see "fittingroom keys list")');
-      await withStore(dataDir, (store) => store.mutate((state) => revokeKey(state, id, now)));
+      await withAccounts(values, (accounts) => accounts.revokeKey(id, now));
       console.log(`Revoked ${id}; it stops working at once.`);
       return;
     }
@@ -102,6 +133,7 @@ async function vouchers(command: string | undefined, args: string[]): Promise<vo
       'no-expiry': { type: 'boolean' },
       id: { type: 'string' },
       'data-dir': { type: 'string' },
+      database: { type: 'string' },
     },
   });
   switch (command) {
@@ -137,6 +169,12 @@ async function vouchers(command: string | undefined, args: string[]): Promise<vo
       return;
     }
     case 'install-id': {
+      if (values.database !== undefined || process.env.FITTINGROOM_DATABASE_URL) {
+        const installation = await withAccounts(values, (accounts) => accounts.installation());
+        if (!installation) throw new Error('the database holds no shop yet: start `fittingroom serve --database …` once');
+        console.log(installation.id);
+        return;
+      }
       const dataDir = resolve(values['data-dir'] ?? process.env.FITTINGROOM_DATA_DIR ?? defaultDataDir());
       if (!existsSync(join(dataDir, 'state.json'))) throw new Error(`${dataDir} holds no appliance yet: start it once`);
       // Read only, so it works while the appliance runs.

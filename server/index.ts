@@ -7,7 +7,8 @@
 import { loadConfig } from './config.ts';
 import { stopOnSignals } from './kernel/shutdown.ts';
 import { startAppliance } from './appliance.ts';
-import { DatabaseOpenError, redactUrl, startSharedAppliance } from './shared-appliance.ts';
+import { redactUrl } from './kernel/redact.ts';
+import { DatabaseOpenError, startSharedAppliance } from './shared-appliance.ts';
 import { builtinEngineSpecs } from './engines/builtin.ts';
 import { DataDirLockedError, DataDirMovedError } from './store/db.ts';
 

@@ -24,6 +24,7 @@ import { TerminalNotifier } from './jobs/notifier.ts';
 import type { LiveProgress } from './jobs/runner.ts';
 import { writeFileDurably } from './kernel/durable-fs.ts';
 import { generateKey } from './keys/api-keys.ts';
+import { redactUrl } from './kernel/redact.ts';
 import { composeDeps, webhookDispatcher } from './services.ts';
 import { DirectoryCataloguePhotos } from './state/catalogue-photos.ts';
 import { FleetCatalog } from './state/fleet.ts';
@@ -75,17 +76,6 @@ export class DatabaseOpenError extends Error {
   constructor(url: string, cause: unknown) {
     super(`the database ${redactUrl(url)} could not be opened: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'DatabaseOpenError';
-  }
-}
-
-/** A connection string without its password, for messages and the console. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(a connection string that is not a URL)';
   }
 }
 

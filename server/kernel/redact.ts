@@ -18,3 +18,8 @@ export function redactPaths(text: string): string {
     return `${before}…/${parts.slice(-2).join('/')}`;
   });
 }
+
+/** A connection string with its password hidden (`postgres://shop:***@db/shop`), for logs, messages and markers. */
+export function redactUrl(url: string): string {
+  return url.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@');
+}

@@ -39,6 +39,7 @@ import { join, resolve } from 'node:path';
 import { allGenerations, allLedgerEntries } from '../credits/history.ts';
 import { accountSummary, applyEntry, balancesOf, baseBalances, summaryOfLots, type AccountSummary } from '../credits/ledger.ts';
 import { mkdirDurably, readJsonLines, writeFileDurably } from '../kernel/durable-fs.ts';
+import { redactUrl } from '../kernel/redact.ts';
 import { Archive } from '../store/archive.ts';
 import { MOVED_MARKER, Store } from '../store/db.ts';
 import {
@@ -240,11 +241,6 @@ export async function migrateShop(options: MigrateShopOptions): Promise<ShopMove
   } finally {
     await store.close();
   }
-}
-
-/** A connection string without its password, for the marker and messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:***@');
 }
 
 async function refuseMoved(dataDir: string): Promise<void> {

@@ -5,6 +5,8 @@
  * in GET /api/v1/engines; a GUI session started on one process signs in on the other.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { composeEngine } from '../helpers/appliance.ts';
@@ -13,6 +15,7 @@ import { clusterForFile } from '../helpers/pg-cluster.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
+const CLI = resolve(import.meta.dirname, '../../server/cli.ts');
 const { skip, newDatabase } = clusterForFile('serve');
 
 test('two API processes on one database serve one shop', { skip }, async (t) => {
@@ -84,6 +87,21 @@ test('two API processes on one database serve one shop', { skip }, async (t) => 
   assert.equal((await call(b!, `/api/v1/try-on/${genId}`, { method: 'DELETE' })).status, 204);
   assert.equal((await call(a!, `/api/v1/try-on/${genId}/image`)).status, 404);
   assert.equal(((await (await call(a!, `/api/v1/try-on/${genId}`)).json()) as { erased?: boolean }).erased, true);
+
+  // The command line manages the keys of a running shop on its database.
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args, '--database', url], { encoding: 'utf8' });
+  const created = cli('keys', 'create', '--name', 'ops laptop', '--scope', 'admin');
+  assert.equal(created.status, 0, created.stderr);
+  const ops = /\n {2}(fr_\S+)\n/.exec(created.stdout)?.[1];
+  assert.ok(ops, created.stdout);
+  assert.equal((await fetch(`${b!.url}/api/v1/keys`, { headers: { authorization: `Bearer ${ops}` } })).status, 200);
+  const listed2 = JSON.parse(cli('keys', 'list', '--json').stdout) as { id: string; name: string }[];
+  const opsId = listed2.find((k) => k.name === 'ops laptop')!.id;
+  assert.equal(cli('keys', 'revoke', opsId).status, 0);
+  assert.equal((await fetch(`${a!.url}/api/v1/keys`, { headers: { authorization: `Bearer ${ops}` } })).status, 401);
+  const installId = cli('vouchers', 'install-id');
+  assert.equal(installId.stdout.trim(), (await state.db.query<{ id: string }>('SELECT id FROM installation')).rows[0]!.id);
 
   // A key made on A works on B; a GUI session started on B signs in on A.
   const made = await call(a!, '/api/v1/keys', { method: 'POST', body: JSON.stringify({ name: 'kiosk', scope: 'standard' }) });
