@@ -1,7 +1,8 @@
 /**
- * The offline command-line tool (`npx fittingroom …`). Key commands open the
- * data directory directly, so they refuse to run while an appliance holds it
- * (use the HTTP API then).
+ * The command-line tool (`npx fittingroom …`). Key commands open the data
+ * directory directly, so they refuse to run while an appliance holds it (use
+ * the HTTP API then), or with --database the shared database, which they may
+ * use while the shop runs.
  */
 import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
