@@ -5,8 +5,9 @@
  * completes or fails it. It heartbeats while it lives, and on `stop()` gives back what it still runs, without
  * spending the attempt, and retires from the fleet.
  *
- * Idle slots poll with a doubling wait (50 ms up to 1 s by default) rather than LISTEN/NOTIFY: a poll is one indexed
- * query, a busy queue is never idle, and a notification would need a connection of its own outside the pool.
+ * Idle slots poll with a doubling wait (50 ms up to 1 s by default); `wake()` cuts that wait short, so that a worker
+ * told of a submit (postgres/notices.ts, `fittingroom_queued`) claims at once. The poll stays as the fallback: a
+ * notice is lost while its connection is down, and a poll is one indexed query.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GenerationErrorCode } from '../kernel/vocabulary.ts';
@@ -72,6 +73,8 @@ export class WorkerLoop {
   private readonly running = new Map<string, RunningJob>();
   private readonly tasks: Promise<void>[] = [];
   private readonly stopped = new AbortController();
+  /** Aborted by `wake()` (then replaced) and by `stop()`, ending the idle waits that began before. */
+  private woken = new AbortController();
   private started = false;
 
   constructor(private readonly options: WorkerLoopOptions) {
@@ -94,6 +97,12 @@ export class WorkerLoop {
     this.tasks.push(this.heartbeats());
   }
 
+  /** Ends the idle waits now, so that idle slots claim at once (a try-on was submitted); busy slots are not disturbed. */
+  wake(): void {
+    this.woken.abort();
+    this.woken = new AbortController();
+  }
+
   /** Try-ons this worker is running now. */
   runningIds(): string[] {
     return [...this.running.keys()];
@@ -103,6 +112,7 @@ export class WorkerLoop {
   async stop(): Promise<void> {
     if (this.stopped.signal.aborted) return;
     this.stopped.abort();
+    this.woken.abort();
     const givingBack: Promise<unknown>[] = [];
     for (const [id, job] of this.running) {
       if (job.phase !== 'running') continue;
@@ -118,6 +128,8 @@ export class WorkerLoop {
   private async slot(): Promise<void> {
     let idle = this.idleMs.first;
     while (!this.stopped.signal.aborted) {
+      // Taken before the claim, so that a wake() while the claim finds nothing ends the wait that follows it.
+      const woken = this.woken.signal;
       let record: GenerationRecord | null = null;
       try {
         record = await this.queue.claim(this.worker.id, this.worker.engines, this.leaseSeconds, this.clock());
@@ -125,7 +137,7 @@ export class WorkerLoop {
         this.log('claiming a try-on failed', error);
       }
       if (!record) {
-        await this.pause(idle);
+        await sleep(idle, undefined, { signal: woken }).catch(() => undefined);
         idle = Math.min(idle * 2, this.idleMs.last);
         continue;
       }
