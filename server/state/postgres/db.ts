@@ -126,13 +126,17 @@ class Listener implements Listening {
     await this.kept;
   }
 
-  /** Connects a LISTENing client, held in `this.client`; returns a promise that resolves when its connection ends. */
-  private async connect(): Promise<{ ended: Promise<void> }> {
+  /**
+   * Connects a LISTENing client, held in `this.client`; `ended` resolves when its connection ends, with the error
+   * that ended it, if any.
+   */
+  private async connect(): Promise<{ ended: Promise<unknown> }> {
     const client = new pg.Client({ connectionString: this.url, application_name: LISTEN_APPLICATION_NAME, keepAlive: true });
-    const ended = new Promise<void>((resolve) => client.once('end', resolve));
+    let failure: unknown;
+    const ended = new Promise<unknown>((resolve) => client.once('end', () => resolve(failure)));
     // Without a listener an 'error' event would throw; ending the client makes sure 'end' follows.
     client.on('error', (error) => {
-      if (this.client === client) this.log('the LISTEN connection failed', error);
+      failure ??= error;
       client.end().catch(() => undefined);
     });
     client.on('notification', (message) => {
@@ -150,12 +154,12 @@ class Listener implements Listening {
   }
 
   /** Reconnects whenever the connection ends, until `close()`. */
-  private async keep(connection: { ended: Promise<void> }): Promise<void> {
+  private async keep(connection: { ended: Promise<unknown> }): Promise<void> {
     for (;;) {
-      await connection.ended;
+      const failure = await connection.ended;
       this.client = null;
       if (this.closing.signal.aborted) return;
-      this.log('the LISTEN connection dropped; reconnecting');
+      this.log('the LISTEN connection dropped; reconnecting', failure);
       for (let wait = this.retryMs.first; ; wait = Math.min(wait * 2, this.retryMs.last)) {
         const waited = await sleep(wait, true, { signal: this.closing.signal }).catch(() => false);
         if (!waited) return;
