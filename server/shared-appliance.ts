@@ -122,7 +122,7 @@ export async function startSharedAppliance(options: SharedApplianceOptions): Pro
     const notifier = new TerminalNotifier();
     const notices = await PgNotices.start(state.db, {
       settled: (id) => notifier.publish(id),
-      queued: () => worker.loop?.wake(),
+      queued: (engine) => (worker.engines.includes(engine) ? worker.loop?.wake() : undefined),
       // Notices sent while the connection was down are lost: what is waited for is read again.
       gap: () => {
         for (const id of notifier.waitedIds())

@@ -7,10 +7,11 @@
 import type { Config } from './config.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import type { EngineSpec } from './engines/types.ts';
-import { joinFleet } from './state/fleet-worker.ts';
+import { joinFleet, type FleetWorker } from './state/fleet-worker.ts';
 import { DirectoryImageStore, type ImageStore } from './state/images.ts';
 import { PgState } from './state/postgres/gateway.ts';
 import { PgImageStore } from './state/postgres/images.ts';
+import { PgNotices } from './state/postgres/notices.ts';
 
 export interface WorkerOptions {
   config: Config;
@@ -34,10 +35,11 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const log = options.log ?? ((message: string, error?: unknown) => console.error(`fittingroom worker: ${message}`, error ?? ''));
   const state = await PgState.open(options.database);
   const engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
+  let worker: FleetWorker | undefined;
   try {
     await engines.start();
     const images: ImageStore = config.imagesDir ? new DirectoryImageStore(config.imagesDir) : new PgImageStore(state.db);
-    const worker = await joinFleet({
+    worker = await joinFleet({
       db: state.db,
       engines,
       images,
@@ -45,13 +47,21 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       jobTimeoutMs: config.jobTimeoutSeconds * 1000,
       log,
     });
+    // A submit's notice wakes the idle claim loop at once; the loop's poll is the fallback.
+    const { loop } = worker;
+    const ready = new Set(worker.engines);
+    const notices =
+      loop &&
+      (await PgNotices.start(state.db, { queued: (engine) => (ready.has(engine) ? loop.wake() : undefined), gap: () => loop.wake(), log }));
+    const joined = worker;
     let closing: Promise<void> | undefined;
     return {
-      id: worker.id,
-      engines: worker.engines,
+      id: joined.id,
+      engines: joined.engines,
       close() {
         closing ??= (async () => {
-          await worker.stop();
+          await notices?.close();
+          await joined.stop();
           await engines.stop();
           await state.close();
         })();
@@ -59,6 +69,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       },
     };
   } catch (error) {
+    await worker?.stop();
     await engines.stop();
     await state.close();
     throw error;
