@@ -121,7 +121,11 @@ export async function startSharedAppliance(options: SharedApplianceOptions): Pro
 
     const notifier = new TerminalNotifier();
     const notices = await PgNotices.start(state.db, {
-      settled: (id) => notifier.publish(id),
+      settled: (id) => {
+        notifier.publish(id);
+        // Canceled or erased by another node while it runs here: stop the engine now.
+        worker.loop?.cancel(id);
+      },
       queued: (engine) => (worker.engines.includes(engine) ? worker.loop?.wake() : undefined),
       // Notices sent while the connection was down are lost: what is waited for is read again.
       gap: () => {
@@ -220,8 +224,8 @@ function sharedJobs(state: PgState, worker: FleetWorker): TryOnJobs {
   return {
     // The submit's own notice wakes the fleet's idle workers, this process's among them.
     enqueue: () => undefined,
-    // The worker running it learns at its next lease renewal, and stops.
-    cancel: () => undefined,
+    // Stopped here if this process runs it; a worker elsewhere hears the settle notice (or loses its next renewal).
+    cancel: (id) => worker.loop?.cancel(id),
     depth: () => state.pendingCount(),
     // Stages are reported by an engine to its own process only: here a running try-on shows as generating.
     live: (id): LiveProgress => ({ stage: worker.loop?.runningIds().includes(id) ? 'generating' : 'queued', progress: 0 }),

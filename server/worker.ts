@@ -47,12 +47,18 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       jobTimeoutMs: config.jobTimeoutSeconds * 1000,
       log,
     });
-    // A submit's notice wakes the idle claim loop at once; the loop's poll is the fallback.
+    // A submit's notice wakes the idle claim loop at once (the loop's poll is the fallback); a cancel's stops a run.
     const { loop } = worker;
     const ready = new Set(worker.engines);
     const notices =
       loop &&
-      (await PgNotices.start(state.db, { queued: (engine) => (ready.has(engine) ? loop.wake() : undefined), gap: () => loop.wake(), log }));
+      (await PgNotices.start(state.db, {
+        queued: (engine) => (ready.has(engine) ? loop.wake() : undefined),
+        // A try-on canceled while it runs here stops now, not at the next renewal.
+        settled: (id) => loop.cancel(id),
+        gap: () => loop.wake(),
+        log,
+      }));
     const joined = worker;
     let closing: Promise<void> | undefined;
     return {

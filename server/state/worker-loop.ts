@@ -103,6 +103,17 @@ export class WorkerLoop {
     this.woken = new AbortController();
   }
 
+  /**
+   * Stops the run of a try-on that ended elsewhere (canceled, erased) now rather than at the next renewal; it is not
+   * settled here. Nothing happens if this worker does not run it, or is settling it already.
+   */
+  cancel(id: string): void {
+    const job = this.running.get(id);
+    if (!job || job.phase !== 'running') return;
+    job.lost = true;
+    job.controller.abort();
+  }
+
   /** Try-ons this worker is running now. */
   runningIds(): string[] {
     return [...this.running.keys()];

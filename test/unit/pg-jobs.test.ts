@@ -313,4 +313,39 @@ describe('PostgreSQL job queue', { skip: postgres.skip }, () => {
     assert.equal((await state.generation('gen_000'))!.status, 'canceled');
     await loop.stop();
   });
+
+  test('a try-on canceled elsewhere stops at once when its worker is told, and is not settled by it', async () => {
+    const { state, queue } = await fresh(10, 1);
+    const events: string[] = [];
+    let aborted = false;
+    const loop = new WorkerLoop({
+      queue,
+      worker: { id: 'w_told', host: 'here', pid: process.pid, engines: ['warp'], device: 'cpu' },
+      // Long enough that no renewal comes before the end of the test: only cancel() can stop the run.
+      leaseSeconds: 60,
+      idleMs: { first: 5, last: 20 },
+      log: () => undefined,
+      onEvent: (event) => events.push(`${event.type} ${event.id}`),
+      run: (record, signal) =>
+        new Promise((resolve) => {
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve(result(record.id));
+          });
+        }),
+    });
+    await loop.start();
+    await until(() => loop.runningIds().length === 1, 'the run starts');
+    loop.cancel('gen_unknown');
+    assert.equal(aborted, false, 'a try-on it does not run is none of its business');
+    await state.cancel('gen_000', new Date());
+    loop.cancel('gen_000');
+    await until(() => loop.runningIds().length === 0, 'the run is over');
+    assert.equal(aborted, true);
+    assert.deepEqual(events, ['claimed gen_000', 'lost gen_000']);
+    const record = (await state.generation('gen_000'))!;
+    assert.equal(record.status, 'canceled');
+    assert.ok(!record.result, 'the aborted run stored nothing');
+    await loop.stop();
+  });
 });
