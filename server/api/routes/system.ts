@@ -7,7 +7,9 @@ import { redactPaths } from '../../kernel/redact.ts';
 /** GET /api/v1/engines (authenticated). */
 export function engineRoutes({ engines }: AppDeps): Router {
   const router = Router();
-  router.get('/engines', (_req, res) => {
+  router.get('/engines', async (_req, res) => {
+    // On a shared database the fleet is read now: a worker that joined a moment ago is shown.
+    await engines.refresh?.();
     res.json(engines.list().map((engine) => (engine.reason === undefined ? engine : { ...engine, reason: redactPaths(engine.reason) })));
   });
   return router;
