@@ -24,7 +24,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { percentile } from './helpers/stats.ts';
+import { percentileOf as p, round, timed } from './helpers/stats.ts';
 import { BenchClient, type Reply } from './helpers/http-client.ts';
 import { startAppliance } from '../server/appliance.ts';
 import { defaultConfig, type Config } from '../server/config.ts';
@@ -55,14 +55,6 @@ const READS = flag('--reads', 500);
 const WAITS = flag('--waits', 50);
 
 const ms = (start: number) => performance.now() - start;
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-const p = (samples: number[], at: number) =>
-  round(
-    percentile(
-      [...samples].sort((a, b) => a - b),
-      at,
-    ),
-  );
 
 // When each try-on's engine run began and ended in this process (the engine itself runs in a host child process).
 const engineStarted = new Map<string, number>();
@@ -197,24 +189,6 @@ function postgresPlace(name: string, cluster: PgCluster, sharedImages: boolean):
       return [a, b];
     },
   };
-}
-
-/** Runs `count` calls of `fn`, `width` at a time; each call's own latency, and the wall time of all. */
-async function timed(count: number, width: number, fn: (i: number) => Promise<unknown>): Promise<{ each: number[]; wallMs: number }> {
-  const each: number[] = [];
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) {
-        const i = next++;
-        const t = performance.now();
-        await fn(i);
-        each.push(ms(t));
-      }
-    }),
-  );
-  return { each, wallMs: ms(start) };
 }
 
 interface Latency {

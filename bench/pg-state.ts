@@ -16,7 +16,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import sharp from 'sharp';
-import { percentile } from './helpers/stats.ts';
+import { percentileOf as p, round, timed } from './helpers/stats.ts';
 import { newId } from '../server/kernel/ids.ts';
 import type { NewGeneration } from '../server/jobs/generations.ts';
 import { DirectoryImageStore, type ImageStore } from '../server/state/images.ts';
@@ -49,32 +49,6 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
 } as typeof send;
 
 const ms = (start: number) => performance.now() - start;
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
-const p = (samples: number[], at: number) =>
-  round(
-    percentile(
-      [...samples].sort((a, b) => a - b),
-      at,
-    ),
-  );
-
-/** Runs `count` calls of `fn`, `width` at a time; each call's own latency, and the wall time of all. */
-async function timed(count: number, width: number, fn: (i: number) => Promise<unknown>): Promise<{ each: number[]; wallMs: number }> {
-  const each: number[] = [];
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) {
-        const i = next++;
-        const t = performance.now();
-        await fn(i);
-        each.push(ms(t));
-      }
-    }),
-  );
-  return { each, wallMs: ms(start) };
-}
 
 interface Place {
   name: string;

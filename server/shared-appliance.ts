@@ -101,14 +101,7 @@ export async function startSharedAppliance(options: SharedApplianceOptions): Pro
     const engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
     stops.push(() => engines.stop());
     await engines.start();
-    const worker = await joinFleet({
-      db: state.db,
-      engines,
-      images,
-      maxAttempts: config.maxAttempts,
-      jobTimeoutMs: config.jobTimeoutSeconds * 1000,
-      log,
-    });
+    const worker = await joinFleet({ db: state.db, engines, images, config, log });
     stops.push(() => worker.stop());
     const queue = new PgJobQueue(state.db);
     const catalog = new FleetCatalog(engines, {

@@ -39,14 +39,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   try {
     await engines.start();
     const images: ImageStore = config.imagesDir ? new DirectoryImageStore(config.imagesDir) : new PgImageStore(state.db);
-    worker = await joinFleet({
-      db: state.db,
-      engines,
-      images,
-      maxAttempts: config.maxAttempts,
-      jobTimeoutMs: config.jobTimeoutSeconds * 1000,
-      log,
-    });
+    worker = await joinFleet({ db: state.db, engines, images, config, log });
     // A submit's notice wakes the idle claim loop at once (the loop's poll is the fallback); a cancel's stops a run.
     const { loop } = worker;
     const ready = new Set(worker.engines);

@@ -39,3 +39,40 @@ export function median(samples: readonly number[]): number {
     50,
   );
 }
+
+/** Runs `count` calls of `fn`, `width` at a time: each call's own latency, and the wall time of all (ms). */
+export async function timed(
+  count: number,
+  width: number,
+  fn: (i: number) => Promise<unknown>,
+): Promise<{ each: number[]; wallMs: number }> {
+  const each: number[] = [];
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t = performance.now();
+        await fn(i);
+        each.push(performance.now() - t);
+      }
+    }),
+  );
+  return { each, wallMs: performance.now() - start };
+}
+
+/** `value` rounded to `digits` decimals. */
+export function round(value: number, digits = 2): number {
+  return Math.round(value * 10 ** digits) / 10 ** digits;
+}
+
+/** The nearest-rank `at`-th percentile of unsorted `samples`, rounded to 0.01. */
+export function percentileOf(samples: readonly number[], at: number): number {
+  return round(
+    percentile(
+      [...samples].sort((a, b) => a - b),
+      at,
+    ),
+  );
+}

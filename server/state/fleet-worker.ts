@@ -7,6 +7,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Config } from '../config.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import { EngineError } from '../engines/types.ts';
 import { engineRequest, resultImage } from '../jobs/runner.ts';
@@ -22,8 +23,7 @@ export interface FleetWorkerOptions {
   /** Started already; its ready engines are the ones this worker announces and claims for. */
   engines: EngineRegistry;
   images: ImageStore;
-  maxAttempts: number;
-  jobTimeoutMs: number;
+  config: Pick<Config, 'maxAttempts' | 'jobTimeoutSeconds'>;
   log: (message: string, error?: unknown) => void;
 }
 
@@ -43,7 +43,7 @@ export async function joinFleet(options: FleetWorkerOptions): Promise<FleetWorke
   const ready = engines.list().filter((engine) => engine.ready);
   if (ready.length === 0) return { id, engines: [], loop: null, stop: async () => {} };
   const loop = new WorkerLoop({
-    queue: new PgJobQueue(options.db, { maxAttempts: options.maxAttempts }),
+    queue: new PgJobQueue(options.db, { maxAttempts: options.config.maxAttempts }),
     worker: {
       id,
       host: hostname(),
@@ -53,7 +53,7 @@ export async function joinFleet(options: FleetWorkerOptions): Promise<FleetWorke
     },
     // One job per engine host process, as on one PC.
     concurrency: Math.max(1, ...ready.map((engine) => engines.concurrencyOf(engine.id))),
-    run: (record, signal) => runJob(record, signal, { engines, images, timeoutMs: options.jobTimeoutMs }),
+    run: (record, signal) => runJob(record, signal, { engines, images, timeoutMs: options.config.jobTimeoutSeconds * 1000 }),
     log,
   });
   await loop.start();

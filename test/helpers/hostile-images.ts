@@ -4,6 +4,7 @@
  */
 
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import sharp, { type Sharp } from 'sharp';
 import type { ImageFormat } from '../../server/engines/types.ts';
@@ -70,6 +71,14 @@ export async function validImage(format: ImageFormat, width: number, height: num
  */
 export async function validJpeg(width: number, height: number): Promise<Buffer> {
   return validImage('jpeg', width, height);
+}
+
+/** One people fixture as it is on disk (a drawn 768×1024 JPEG without ../shared), with its size. */
+export async function fixturePhoto(): Promise<{ bytes: Buffer; width: number; height: number }> {
+  const fixture = join(import.meta.dirname, '../../../shared/fixtures/people/dresscode_052767_0.jpg');
+  const bytes = existsSync(fixture) ? readFileSync(fixture) : await validJpeg(768, 1024);
+  const { width, height } = await sharp(bytes).metadata();
+  return { bytes, width: width!, height: height! };
 }
 
 function b64(bytes: Buffer): string {

@@ -6,22 +6,18 @@
  * can reach outside the catalogue's own photos.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { newId } from '../../server/kernel/ids.ts';
-import { probeImage } from '../../server/images/probe.ts';
 import { DirectoryCataloguePhotos, type CataloguePhotoStore } from '../../server/state/catalogue-photos.ts';
 import { ImageKeyError, ImageNotFoundError } from '../../server/state/images.ts';
 import { PgCataloguePhotos } from '../../server/state/postgres/catalogue-photos.ts';
 import { PgDatabase } from '../../server/state/postgres/db.ts';
 import type { StoredImage } from '../../server/store/schema.ts';
-import { validJpeg } from '../helpers/hostile-images.ts';
+import { fixturePhoto as photo } from '../helpers/hostile-images.ts';
 import { clusterForFile } from '../helpers/pg-cluster.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
-
-const FIXTURE = resolve(import.meta.dirname, '../../../shared/fixtures/people/dresscode_052767_0.jpg');
 
 interface Adapter {
   name: string;
@@ -93,13 +89,6 @@ const adapters: Adapter[] = [
     },
   },
 ];
-
-/** A real photo: the fixture's own bytes when ../shared is here, a generated JPEG of the same kind otherwise. */
-async function photo(): Promise<{ bytes: Buffer; width: number; height: number }> {
-  const bytes = existsSync(FIXTURE) ? await readFile(FIXTURE) : await validJpeg(768, 1024);
-  const probe = probeImage(bytes)!;
-  return { bytes, width: probe.width, height: probe.height };
-}
 
 const A = 'A'.repeat(26);
 const HOSTILE_IDS = [

@@ -43,6 +43,28 @@ async function until(condition: () => Promise<boolean> | boolean, what: string):
   }
 }
 
+/** A worker loop whose runs last until their signal aborts (then they return a result); whether one aborted. */
+function untilAborted(queue: PgJobQueue, id: string, leaseSeconds: number) {
+  let aborted = false;
+  const events: string[] = [];
+  const loop = new WorkerLoop({
+    queue,
+    worker: { id, host: 'here', pid: process.pid, engines: ['warp'], device: 'cpu' },
+    leaseSeconds,
+    idleMs: { first: 5, last: 20 },
+    log: () => undefined,
+    onEvent: (event) => events.push(`${event.type} ${event.id}`),
+    run: (record, signal) =>
+      new Promise((resolve) => {
+        signal.addEventListener('abort', () => {
+          aborted = true;
+          resolve(result(record.id));
+        });
+      }),
+  });
+  return { loop, aborted: () => aborted, events };
+}
+
 const postgres = clusterForFile('jobs');
 
 describe('PostgreSQL job queue', { skip: postgres.skip }, () => {
@@ -287,28 +309,14 @@ describe('PostgreSQL job queue', { skip: postgres.skip }, () => {
 
   test('the worker loop renews its lease while a run takes longer, and aborts the run when the lease is lost', async () => {
     const { state, queue } = await fresh(10, 1);
-    let aborted = false;
-    const loop = new WorkerLoop({
-      queue,
-      worker: { id: 'w_slow', host: 'here', pid: process.pid, engines: ['warp'], device: 'cpu' },
-      leaseSeconds: 0.3,
-      idleMs: { first: 5, last: 20 },
-      log: () => undefined,
-      run: (record, signal) =>
-        new Promise((resolve) => {
-          signal.addEventListener('abort', () => {
-            aborted = true;
-            resolve(result(record.id));
-          });
-        }),
-    });
+    const { loop, aborted } = untilAborted(queue, 'w_slow', 0.3);
     await loop.start();
     await until(() => loop.runningIds().length === 1, 'the run starts');
     await new Promise((resolve) => setTimeout(resolve, 700));
     assert.equal(await queue.claim('w_other', ['warp'], 0.3, new Date()), null, 'renewed past two lease lengths');
-    assert.equal(aborted, false);
+    assert.equal(aborted(), false);
     await state.cancel('gen_000', new Date());
-    await until(() => aborted, 'the lost lease aborts the run');
+    await until(aborted, 'the lost lease aborts the run');
     await until(() => loop.runningIds().length === 0, 'the run is over');
     assert.equal((await state.generation('gen_000'))!.status, 'canceled');
     await loop.stop();
@@ -316,32 +324,16 @@ describe('PostgreSQL job queue', { skip: postgres.skip }, () => {
 
   test('a try-on canceled elsewhere stops at once when its worker is told, and is not settled by it', async () => {
     const { state, queue } = await fresh(10, 1);
-    const events: string[] = [];
-    let aborted = false;
-    const loop = new WorkerLoop({
-      queue,
-      worker: { id: 'w_told', host: 'here', pid: process.pid, engines: ['warp'], device: 'cpu' },
-      // Long enough that no renewal comes before the end of the test: only cancel() can stop the run.
-      leaseSeconds: 60,
-      idleMs: { first: 5, last: 20 },
-      log: () => undefined,
-      onEvent: (event) => events.push(`${event.type} ${event.id}`),
-      run: (record, signal) =>
-        new Promise((resolve) => {
-          signal.addEventListener('abort', () => {
-            aborted = true;
-            resolve(result(record.id));
-          });
-        }),
-    });
+    // Long enough that no renewal comes before the end of the test: only cancel() can stop the run.
+    const { loop, aborted, events } = untilAborted(queue, 'w_told', 60);
     await loop.start();
     await until(() => loop.runningIds().length === 1, 'the run starts');
     loop.cancel('gen_unknown');
-    assert.equal(aborted, false, 'a try-on it does not run is none of its business');
+    assert.equal(aborted(), false, 'a try-on it does not run is none of its business');
     await state.cancel('gen_000', new Date());
     loop.cancel('gen_000');
     await until(() => loop.runningIds().length === 0, 'the run is over');
-    assert.equal(aborted, true);
+    assert.equal(aborted(), true);
     assert.deepEqual(events, ['claimed gen_000', 'lost gen_000']);
     const record = (await state.generation('gen_000'))!;
     assert.equal(record.status, 'canceled');
