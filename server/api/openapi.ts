@@ -149,6 +149,21 @@ const schemas = {
       honors: { type: 'array', items: { type: 'string' } },
       typicalSeconds: { type: 'number' },
       about: { type: 'string', description: 'what a picture from this engine is, in words for the people looking at it' },
+      workers: {
+        type: 'array',
+        description: 'on a shared database only: the live workers of the fleet that run this engine (none: not ready)',
+        items: {
+          type: 'object',
+          required: ['id', 'host', 'device', 'running', 'seenAt'],
+          properties: {
+            id: { type: 'string' },
+            host: { type: 'string' },
+            device: { type: 'string' },
+            running: { type: 'integer', description: 'try-ons it runs now' },
+            seenAt: { type: 'string', format: 'date-time', description: 'its last heartbeat' },
+          },
+        },
+      },
     },
   },
   Health: {

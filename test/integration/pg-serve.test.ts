@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { composeEngine } from '../helpers/appliance.ts';
+import { checkAgainstOpenApi } from '../helpers/openapi-check.ts';
 import { submission } from '../helpers/inputs.ts';
 import { clusterForFile } from '../helpers/pg-cluster.ts';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
@@ -32,11 +33,17 @@ test('two API processes on one database serve one shop', { skip }, async (t) => 
   const keys = [a!.key, b!.key].filter((key) => key !== '');
   assert.equal(keys.length, 1, 'exactly one process installed the shop and has the first admin key');
   const key = keys[0]!;
-  const call = (server: ServerProcess, path: string, init: RequestInit = {}) =>
-    fetch(`${server.url}${path}`, {
+  // Every reply of the API on a database is held to the OpenAPI document, as on one PC.
+  const call = async (server: ServerProcess, path: string, init: RequestInit = {}) => {
+    const response = await fetch(`${server.url}${path}`, {
       ...init,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
     });
+    const body = Buffer.from(await response.clone().arrayBuffer());
+    const type = response.headers.get('content-type');
+    checkAgainstOpenApi(init.method ?? 'GET', response.url, response.status, type, type?.startsWith('image/') ? '' : body.toString());
+    return response;
+  };
 
   const state = await PgState.open(url);
   t.after(() => state.close());
