@@ -22,7 +22,7 @@ import { createApp } from './http-app.ts';
 import { isTerminal } from './jobs/generations.ts';
 import { TerminalNotifier } from './jobs/notifier.ts';
 import type { LiveProgress } from './jobs/runner.ts';
-import { writeFileDurably } from './kernel/durable-fs.ts';
+import { mkdirDurably, writeFileDurably } from './kernel/durable-fs.ts';
 import { generateKey } from './keys/api-keys.ts';
 import { redactUrl } from './kernel/redact.ts';
 import { composeDeps, webhookDispatcher } from './services.ts';
@@ -201,6 +201,8 @@ export async function startSharedAppliance(options: SharedApplianceOptions): Pro
 async function install(accounts: AccountStore, state: StateGateway, config: Config, now: Date): Promise<string | null> {
   if (await accounts.installation()) return null;
   const key = generateKey();
+  // The data directory holds only this key on a database; a new machine may not have it yet.
+  await mkdirDurably(config.dataDir);
   const path = join(config.dataDir, 'first-admin-key');
   await writeFileDurably(path, `${key}\n`);
   await chmod(path, 0o600);

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { composeEngine } from '../helpers/appliance.ts';
@@ -25,7 +25,8 @@ test('two API processes on one database serve one shop', { skip }, async (t) => 
   t.after(() => Promise.all(servers.map((server) => server.kill('SIGTERM'))));
   const engine = composeEngine({ id: 'compose', delayMs: 300 });
   const start = async () => {
-    const server = await startServerProcess(await tempDir('fr-serve-'), [engine], ['--database', url]);
+    // A data directory that does not exist yet, as on a new machine: the installer makes it for the first key.
+    const server = await startServerProcess(join(await tempDir('fr-serve-'), 'new'), [engine], ['--database', url]);
     servers.push(server);
     return server;
   };
