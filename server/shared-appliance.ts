@@ -41,6 +41,7 @@ import { PgNotices } from './state/postgres/notices.ts';
 import { PgRetention } from './state/postgres/retention.ts';
 import type { StateGateway } from './state/types.ts';
 import type { TryOnJobs } from './tryons/service.ts';
+import { ensureVisionModels } from './vision/models.ts';
 import type { LookupFn } from './webhooks/send.ts';
 
 /** A worker not seen for this long (three missed heartbeats) is no longer shown as running its engines. */
@@ -98,6 +99,8 @@ export async function startSharedAppliance(options: SharedApplianceOptions): Pro
     const images: ImageStore = config.imagesDir ? new DirectoryImageStore(config.imagesDir) : new PgImageStore(state.db);
     const firstAdminKey = await install(accounts, state, config, clock());
 
+    // npm converts the vision models after install; an install that skipped scripts gets them here, in the background.
+    ensureVisionModels({ log }).catch((error) => log('preparing the vision models failed', error));
     const engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
     stops.push(() => engines.stop());
     await engines.start();

@@ -12,6 +12,7 @@ import { DirectoryImageStore, type ImageStore } from './state/images.ts';
 import { PgState } from './state/postgres/gateway.ts';
 import { PgImageStore } from './state/postgres/images.ts';
 import { PgNotices } from './state/postgres/notices.ts';
+import { ensureVisionModels } from './vision/models.ts';
 
 export interface WorkerOptions {
   config: Config;
@@ -37,6 +38,8 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const engines = new EngineRegistry(options.engines, { memoryLimitMb: config.engineMemoryLimitMb, log: (message) => log(message) });
   let worker: FleetWorker | undefined;
   try {
+    // A worker is for running engines: the vision models they need are converted first if an install skipped it.
+    await ensureVisionModels({ log }).catch((error) => log('preparing the vision models failed', error));
     await engines.start();
     const images: ImageStore = config.imagesDir ? new DirectoryImageStore(config.imagesDir) : new PgImageStore(state.db);
     worker = await joinFleet({ db: state.db, engines, images, config, log });
