@@ -8,6 +8,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import pg from 'pg';
+import { defaultConfig } from '../../server/config.ts';
+import { startSharedAppliance } from '../../server/shared-appliance.ts';
 import { PgState } from '../../server/state/postgres/gateway.ts';
 import { composeEngine } from '../helpers/appliance.ts';
 import { checkAgainstOpenApi } from '../helpers/openapi-check.ts';
@@ -121,4 +124,54 @@ test('two API processes on one database serve one shop', { skip }, async (t) => 
   const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
   const session = await fetch(`${a!.url}/gui/api/session`, { headers: { cookie } });
   assert.equal(((await session.json()) as { signedIn?: boolean }).signedIn, true);
+});
+
+test('a wait whose settle notice was lost (the listening connection down) ends once the connection is back', { skip }, async (t) => {
+  const url = await newDatabase();
+  const config = defaultConfig({ port: 0, dataDir: await tempDir('fr-serve-gap-'), builtinEngines: false, database: url });
+  const appliance = await startSharedAppliance({
+    config,
+    database: url,
+    engines: [composeEngine({ id: 'compose', delayMs: 1500 })],
+    log: () => {},
+  });
+  t.after(() => appliance.close());
+  const state = await PgState.open(url, { maxConnections: 2 });
+  t.after(() => state.close());
+  const key = appliance.firstAdminKey!;
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const submitted = await fetch(`${appliance.url}/api/v1/try-on`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(await submission({ engine: 'compose' })),
+  });
+  const { genId } = (await submitted.json()) as { genId: string };
+  let answered = false;
+  const waited = fetch(`${appliance.url}/api/v1/try-on/${genId}?wait=30`, { headers }).then(async (response) => {
+    answered = true;
+    return (await response.json()) as { status: string };
+  });
+
+  // The listener is cut off and cannot come back while the try-on ends: its settle notice is lost.
+  const database = (await state.db.query<{ name: string }>('SELECT current_database() AS name')).rows[0]!.name;
+  // A database's own connections cannot close it to new ones: that is done from the cluster's postgres database.
+  const admin = new pg.Client({ connectionString: url.replace(`/${database}?`, '/postgres?') });
+  await admin.connect();
+  t.after(() => admin.end());
+  await admin.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS false`);
+  const cut = await state.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fittingroom-listen'`);
+  assert.equal(cut.rowCount, 1, 'one listening connection');
+  const began = Date.now();
+  while ((await state.generation(genId))!.status === 'pending') {
+    assert.ok(Date.now() - began < 15_000, 'the try-on ends while the listener is away');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(answered, false, 'the wait did not hear of the settle');
+
+  // Back: the listener reconnects, reports the gap, and the appliance reads the waited-for try-on again.
+  await admin.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`);
+  const reopened = Date.now();
+  assert.equal((await waited).status, 'complete');
+  assert.ok(Date.now() - reopened < 10_000, 'answered after the reconnect, not at the bound of the wait');
 });
