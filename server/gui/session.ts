@@ -9,9 +9,8 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { ApiError } from '../kernel/errors.ts';
-import { newId } from '../kernel/ids.ts';
 import type { AccountStore, LiveSession } from '../state/accounts.ts';
-import type { ApiKeyRecord, GuiSession, State } from '../store/schema.ts';
+import type { ApiKeyRecord, GuiSession } from '../store/schema.ts';
 
 export const SESSION_COOKIE = 'fr_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -113,24 +112,6 @@ export async function signIn(
     },
     now,
   );
-  return token;
-}
-
-/**
- * Creates a session in a state document by hand; returns the cookie token. The appliance signs in through
- * `signIn`; this is for building a one-PC data directory directly (the shop move's tests).
- */
-export function createSession(state: State, keyId: string, via: GuiSession['via'], now: Date): string {
-  const token = randomBytes(32).toString('base64url');
-  const id = newId('ses', now.getTime());
-  state.gui.sessions[id] = {
-    id,
-    hash: sha256(token),
-    keyId,
-    via,
-    createdAt: now.toISOString(),
-    expiresAt: new Date(now.getTime() + SESSION_HOURS * 3_600_000).toISOString(),
-  };
   return token;
 }
 

@@ -7,7 +7,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import qrcode from 'qrcode-generator';
 import type { AccountStore } from '../state/accounts.ts';
-import type { State } from '../store/schema.ts';
 
 /** How long a link works: the customer scans it at the counter. */
 export const SHARE_LIFETIME_MS = 60 * 60_000;
@@ -30,18 +29,6 @@ export function newShareLink(genId: string, pictureExpiresAt: string, now: Date)
   const secret = randomBytes(32).toString('base64url');
   const expiresAt = new Date(Math.min(now.getTime() + SHARE_LIFETIME_MS, Date.parse(pictureExpiresAt)));
   return { token: `${genId}.${secret}`, hash: hashOf(secret).toString('base64'), expiresAt };
-}
-
-/**
- * Makes a link's token in a state document by hand, forgetting expired links. The appliance records links through
- * AccountStore.createShare; this is for building a one-PC data directory directly (the shop move's tests).
- */
-export function createShare(state: State, genId: string, pictureExpiresAt: string, now: Date): { token: string; expiresAt: string } {
-  const shares = (state.gui.shares ??= {});
-  for (const [id, share] of Object.entries(shares)) if (Date.parse(share.expiresAt) <= now.getTime()) delete shares[id];
-  const link = newShareLink(genId, pictureExpiresAt, now);
-  shares[genId] = { hash: link.hash, expiresAt: link.expiresAt.toISOString() };
-  return { token: link.token, expiresAt: link.expiresAt.toISOString() };
 }
 
 /** The try-on a token opens, or null (malformed, unknown, replaced by a newer link, or expired at `now`). */

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,14 +17,15 @@ import { test, type TestContext } from 'node:test';
 import { allGenerations, allLedgerEntries } from '../../server/credits/history.ts';
 import { defaultConfig } from '../../server/config.ts';
 import { accountSummary, redeemCredits, type AccountSummary } from '../../server/credits/ledger.ts';
-import { hashPin, createSession } from '../../server/gui/session.ts';
-import { createShare } from '../../server/gui/share.ts';
+import { hashPin } from '../../server/gui/session.ts';
+import { newShareLink } from '../../server/gui/share.ts';
 import { completeGeneration, createGeneration, startAttempt } from '../../server/jobs/generations.ts';
 import { sweep } from '../../server/jobs/retention.ts';
 import { newId } from '../../server/kernel/ids.ts';
 import { hashKey } from '../../server/keys/api-keys.ts';
 import { firstStart } from '../../server/services.ts';
 import { DirectoryImageStore } from '../../server/state/images.ts';
+import { LowdbAccounts } from '../../server/state/lowdb-accounts.ts';
 import { migrateShop, ShopMoveMismatch, ShopMoveRefused } from '../../server/state/migrate-shop.ts';
 import { PgAccounts } from '../../server/state/postgres/accounts.ts';
 import { PgState } from '../../server/state/postgres/gateway.ts';
@@ -141,9 +143,17 @@ async function buildShop(t: TestContext): Promise<Shop> {
   await store.mutate((state) => {
     state.gui.pinHash = pinHash;
     state.gui.autoCapture = true;
-    createSession(state, state.keys[0]!.id, 'key', new Date());
-    createShare(state, recent, state.generations[recent]!.expiresAt, new Date());
   });
+  // A staff sign-in and a take-home link, recorded as the GUI's routes record them.
+  const accounts = new LowdbAccounts(store);
+  const now = new Date();
+  const sessionHash = createHash('sha256').update(randomBytes(32).toString('base64url')).digest('hex');
+  await accounts.startSession(
+    { hash: sessionHash, via: 'key', keyId: store.state.keys[0]!.id, expiresAt: new Date(now.getTime() + 3_600_000) },
+    now,
+  );
+  const link = newShareLink(recent, store.state.generations[recent]!.expiresAt, now);
+  await accounts.createShare(recent, link.hash, link.expiresAt, now);
   await app.appliance.close();
 
   // The appliance then went down while it ran the pending try-on (as a power cut leaves it).
