@@ -44,7 +44,7 @@ describe('warp post-conditions', () => {
     assert.deepEqual(layerViolations(placed, 'top', body, person), []);
     assert.equal(faceViolation(image, result, person), null);
     assert.equal(oldClothingViolation(image, result, person, skinModel(image, person), [{ layer: placed, category: 'top' }]), null);
-    assert.equal(poseViolation(person, body), null);
+    assert.equal(poseViolation(person, body, ['top']), null);
   });
 
   test('face: a result that paints over the face and hair is caught', () => {
@@ -131,6 +131,17 @@ describe('warp post-conditions', () => {
         k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
       ),
     };
-    assert.equal(poseViolation(crossed, bodyFrame(crossed))?.check, 'pose');
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), ['top'])?.check, 'pose');
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), ['bottom', 'dress'])?.check, 'pose');
+  });
+
+  test('pose: folded arms do not stop bottoms, which lie below them', () => {
+    const crossed = {
+      ...person,
+      landmarks: person.landmarks.map((p, k) =>
+        k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
+      ),
+    };
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), ['bottom']), null);
   });
 });

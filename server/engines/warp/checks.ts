@@ -250,10 +250,12 @@ export function oldClothingViolation(
 }
 
 /**
- * Poses the engine cannot dress without a broken picture: both forearms folded across the chest (a garment
- * drawn behind them shows through in patches and its sleeves have nowhere to go). Null when the pose is fine.
+ * Poses the engine cannot dress without a broken picture: both forearms folded across the chest when a top, dress
+ * or jacket is asked for (drawn behind them it shows through in patches and its sleeves have nowhere to go).
+ * Bottoms lie below the folded arms, so they are drawn. Null when the pose is fine for these garments.
  */
-export function poseViolation(person: PersonAnalysis, body: BodyFrame): Violation | null {
+export function poseViolation(person: PersonAnalysis, body: BodyFrame, categories: readonly WarpCategory[]): Violation | null {
+  if (categories.every((c) => c === 'bottom')) return null;
   const shoulderY = (body.shoulder.left.y + body.shoulder.right.y) / 2;
   const hipY = (body.hip.left.y + body.hip.right.y) / 2;
   const centreX = (body.shoulder.left.x + body.shoulder.right.x) / 2;

@@ -120,7 +120,11 @@ export class WarpEngine implements Engine {
     }
 
     const body = bodyFrame(person);
-    const pose = poseViolation(person, body);
+    const pose = poseViolation(
+      person,
+      body,
+      garments.map((g) => g.category),
+    );
     if (pose) throw new EngineError('pose_unsupported', pose.detail);
     const scale = garmentScale(request.size, request.personSize, request.fit);
     // Tucked: the top ends at the waistband, into new bottoms (drawn over it) or the customer's own.
