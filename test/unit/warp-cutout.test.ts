@@ -132,13 +132,20 @@ describe('category from the silhouette', () => {
     }
   });
 
-  test('skirt and shorts → bottom (a waistband, no legs or legs), a strappy cami → top, a short flaring dress → dress', async () => {
+  test('skirts and shorts → bottom (a waistband or a steady flare, no legs or legs), a strappy cami or long tank → top, a short flaring dress → dress', async () => {
     const SKIRT = `<path d="M220 120 L380 120 L440 620 L160 620 Z" fill="#b5651d"/>`;
     const SHORTS = `<path d="M180 200 L420 200 L440 520 L320 520 L300 420 L280 520 L160 520 Z" fill="#5b7fa6"/>`;
     const CAMI = `<path d="M215 120 L225 120 L240 330 L360 330 L375 120 L385 120 L400 340 L410 560 L190 560 L200 340 Z" fill="#e1c340"/>`;
+    // A flat A-line maxi skirt: a narrow waistband, straight sides spreading to a wide hem (its top edge is under
+    // WAISTBAND full against the width a quarter down).
+    const FLARED_SKIRT = `<path d="M252 90 L348 90 L472 550 L128 550 Z" fill="#e8dc8c"/>`;
+    // A sleeveless top as long: its width stops growing below the armholes.
+    const LONG_TANK = `<path d="M250 80 L350 80 L400 200 L400 440 L200 440 L200 200 Z" fill="#8c6ee8"/>`;
     const SHORT_DRESS = `<path d="M245 100 Q300 130 355 100 L375 100 L380 230 L360 330 L470 640 L130 640 L240 330 L220 230 L225 100 Z" fill="#3a7d44"/>`;
     for (const [shape, expected] of [
       [SKIRT, 'bottom'],
+      [FLARED_SKIRT, 'bottom'],
+      [LONG_TANK, 'top'],
       [SHORTS, 'bottom'],
       [CAMI, 'top'],
       [SHORT_DRESS, 'dress'],

@@ -33,6 +33,14 @@ const HANGING_BODY = 0.4;
 const LEGS = 0.5;
 /** A top edge this full (of the width a quarter down) is a waistband. */
 const WAISTBAND = 0.7;
+/**
+ * A skirt laid flat flares from a waistband narrower than a quarter down: its top edge is at least FLARED_WAISTBAND
+ * full, its width grows by at least SKIRT_WIDENING at every step down to three quarters (straight sides spreading
+ * out; a top's shoulders and sleeves stop it growing), and it is at least SKIRT_LENGTH widths long.
+ */
+const FLARED_WAISTBAND = 0.5;
+const SKIRT_WIDENING = 1.1;
+const SKIRT_LENGTH = 1.5;
 /** Height over width 40–90 % down from which a garment is a dress whatever its shape. */
 const DRESS_LENGTH = 2.8;
 /** A shorter garment is a dress from this length when its skirt flares this much below its waist. */
@@ -123,7 +131,8 @@ function band(s: Silhouette, a: number, b: number): Row[] {
 
 /**
  * The category a silhouette looks like, from its shape alone (see ShapeFeatures): legs split below, then long or
- * long and flaring (a dress), then a full top edge (a waistband), then an open front (a jacket), else a top. The
+ * long and flaring (a dress), then a full top edge (a waistband) or a long shape flaring steadily from a fairly full
+ * one (a skirt laid flat), then an open front (a jacket), else a top. The
  * thresholds' calibration on the fixture garments is in bench/RESULTS.md ("Calibration of the cut-out's rules").
  */
 export function categoryOf(s: Silhouette): WarpCategory {
@@ -131,6 +140,7 @@ export function categoryOf(s: Silhouette): WarpCategory {
   if (f.legSplit >= LEGS) return 'bottom';
   if (f.length >= DRESS_LENGTH || (f.length >= FLARED_DRESS_LENGTH && f.skirtFlare >= DRESS_FLARE)) return 'dress';
   if (f.topFill >= WAISTBAND) return 'bottom';
+  if (f.topFill >= FLARED_WAISTBAND && f.widening >= SKIRT_WIDENING && f.length >= SKIRT_LENGTH) return 'bottom';
   if (openFront(s)) return 'outerwear';
   return 'top';
 }
@@ -509,7 +519,12 @@ export interface ShapeFeatures {
   length: number;
   /** Width 90 % down over the narrowest width 30–60 % down: a skirt flaring below a waist. */
   skirtFlare: number;
+  /** The least growth in width from each of the rows 3, 10, 25 and 50 % down to the next (10, 25, 50, 75 %). */
+  widening: number;
 }
+
+/** The rows (share of the way down) whose widths `widening` compares. */
+const STEPS = [0.03, 0.1, 0.25, 0.5, 0.75];
 
 export function shapeFeatures(s: Silhouette): ShapeFeatures {
   const h = s.bottom - s.top + 1;
@@ -529,5 +544,6 @@ export function shapeFeatures(s: Silhouette): ShapeFeatures {
     legSplit: split / Math.max(1, legs.length),
     length: h / Math.max(1, median(band(s, 0.4, 0.9).map(width))),
     skirtFlare: width(rowAt(0.9)) / Math.max(1, Math.min(...band(s, 0.3, 0.6).map(width))),
+    widening: Math.min(...STEPS.slice(1).map((t, k) => width(rowAt(t)) / Math.max(1, width(rowAt(STEPS[k]!))))),
   };
 }
