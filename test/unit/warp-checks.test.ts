@@ -94,6 +94,18 @@ describe('warp post-conditions', () => {
     assert.ok(layerViolations(wider, 'top', body, person).some((v) => /no body/.test(v.detail)));
   });
 
+  test('placement: a trouser leg swinging off the legs is caught; a skirt flaring below the hips hangs free', () => {
+    // Fitted at the hips, then twice the legs' width below them.
+    const hipY = Math.round((body.hip.left.y + body.hip.right.y) / 2);
+    const flare = rectangle(90, 300, 310, 560);
+    for (let y = 0; y < flare.height; y++)
+      for (let x = 0; x < flare.width; x++)
+        if (300 + y < hipY + 20 && (90 + x < 160 || 90 + x >= 240)) flare.alpha[y * flare.width + x] = 0;
+    const noBody = (skirt: boolean) => layerViolations(flare, 'bottom', body, person, skirt).some((v) => /no body/.test(v.detail));
+    assert.equal(noBody(false), true, 'trousers');
+    assert.equal(noBody(true), false, 'a skirt');
+  });
+
   test('placement: a top drawn at the wrong scale, far wider than the body across the chest, is caught', () => {
     const huge = rectangle(20, 150, 380, 290);
     assert.ok(layerViolations(huge, 'top', body, person).some((v) => /far wider/.test(v.detail)));

@@ -8,7 +8,8 @@
  *   head region and of Face Mesh's face oval; their soft rim may mix with
  *   a collar);
  * - placement: each garment lies on the body it was fitted to: close to
- *   the person's outline (no wings, pads or tails), inside the person's box
+ *   the person's outline (no wings, pads or tails; a skirt or a dress
+ *   below the hips hangs free), inside the person's box
  *   (with room for a loose cut), not far wider than the body, centred, its
  *   top not above the shoulders (no cape over the head) and, for bottoms,
  *   not above the waist (no trousers up to the chest), its hem within a
@@ -87,8 +88,11 @@ export function faceViolation(image: RawImage, result: Uint8Array, person: Perso
   return { check: 'face', detail: `${changed} of ${core} face and hair pixels changed` };
 }
 
-/** Where a drawn garment lies and whether it is opaque: the violations, if any. */
-export function layerViolations(layer: Layer, category: WarpCategory, body: BodyFrame, person: PersonAnalysis): Violation[] {
+/**
+ * Where a drawn garment lies and whether it is opaque: the violations, if any. `skirt`: bottoms without legs, whose
+ * cloth below the hips, like a dress's, hangs free of the legs.
+ */
+export function layerViolations(layer: Layer, category: WarpCategory, body: BodyFrame, person: PersonAnalysis, skirt = false): Violation[] {
   const out: Violation[] = [];
   let x0 = Infinity;
   let y0 = Infinity;
@@ -119,7 +123,7 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
   if (soft > TRANSLUCENT * covered)
     out.push({ check: 'opacity', detail: `${Math.round((100 * soft) / covered)} % of the ${category} is translucent` });
 
-  const offBody = offBodyShare(layer, category, body, person);
+  const offBody = offBodyShare(layer, category, body, person, skirt || category === 'dress');
   if (offBody > OFF_BODY)
     out.push({ check: 'placement', detail: `${Math.round(100 * offBody)} % of the ${category} is drawn where there is no body` });
 
@@ -173,8 +177,8 @@ function grownMatte(person: PersonAnalysis, radius: number): Uint8Array {
   return grown;
 }
 
-/** The share of a garment's solid pixels farther from the person than REACH (a dress's skirt below the hips is free). */
-function offBodyShare(layer: Layer, category: WarpCategory, body: BodyFrame, person: PersonAnalysis): number {
+/** The share of a garment's solid pixels farther from the person than REACH (a skirt below the hips is free). */
+function offBodyShare(layer: Layer, category: WarpCategory, body: BodyFrame, person: PersonAnalysis, skirted: boolean): number {
   const radius = Math.max(2, Math.round((category === 'bottom' ? REACH.bottom : REACH.upper) * body.unit));
   const grown = grownMatte(person, radius);
   const { width, height } = person.matte;
@@ -186,7 +190,7 @@ function offBodyShare(layer: Layer, category: WarpCategory, body: BodyFrame, per
     for (let x = 0; x < layer.width; x++) {
       if (layer.alpha[y * layer.width + x]! < 0.5) continue;
       const px = layer.x0 + x;
-      if (category === 'dress' && py > hipY) continue;
+      if (skirted && py > hipY) continue;
       solid++;
       if (px < 0 || py < 0 || px >= width || py >= height || !grown[py * width + px]) off++;
     }

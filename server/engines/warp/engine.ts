@@ -158,7 +158,8 @@ export class WarpEngine implements Engine {
         // trouser legs a gap is the gap between the legs.
         const layer =
           cutout.category === 'bottom' ? drawn : closeGaps(restOnShoulders(drawn, body, person), image, person, skin, body.unit);
-        violations.push(...layerViolations(layer, cutout.category, body, person));
+        const skirt = cutout.category === 'bottom' && !cutout.landmarks.crotch;
+        violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
         layers.push({ layer, category: cutout.category });
       }
       const rgb = compose({ image, person, layers, skin });

@@ -41,6 +41,8 @@ const WAISTBAND = 0.7;
 const FLARED_WAISTBAND = 0.5;
 const SKIRT_WIDENING = 1.1;
 const SKIRT_LENGTH = 1.5;
+/** A skirt's hem corners are on its widest row within this share of its height from the bottom. */
+const SKIRT_HEM = 0.1;
 /** Height over width 40–90 % down from which a garment is a dress whatever its shape. */
 const DRESS_LENGTH = 2.8;
 /** A shorter garment is a dress from this length when its skirt flares this much below its waist. */
@@ -499,12 +501,16 @@ export function lowerLandmarks(s: Silhouette): GarmentLandmarks {
     out.leftLegHemOuter = { x: imageRightLeg[1], y };
     out.leftLegHemInner = { x: imageRightLeg[0], y };
   } else {
-    // A skirt: each half of the hem stands for a leg.
-    const mid = (bottomRow.left + bottomRow.right) / 2;
-    out.rightLegHemOuter = { x: bottomRow.left, y: s.bottom };
-    out.rightLegHemInner = { x: mid - 1, y: s.bottom };
-    out.leftLegHemOuter = { x: bottomRow.right, y: s.bottom };
-    out.leftLegHemInner = { x: mid + 1, y: s.bottom };
+    // A skirt: each half of the hem stands for a leg. A flared skirt's hem curves down in the middle, so its last row
+    // is a sliver: the hem's corners are on the widest row of its lowest rows.
+    let y = s.bottom;
+    for (let yy = s.bottom; yy >= s.bottom - SKIRT_HEM * h; yy--) if (width(s.rows[yy] ?? null) > width(s.rows[y] ?? null)) y = yy;
+    const hem = s.rows[y]!;
+    const mid = (hem.left + hem.right) / 2;
+    out.rightLegHemOuter = { x: hem.left, y };
+    out.rightLegHemInner = { x: mid - 1, y };
+    out.leftLegHemOuter = { x: hem.right, y };
+    out.leftLegHemInner = { x: mid + 1, y };
   }
   return out;
 }
