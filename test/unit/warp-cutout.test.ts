@@ -17,6 +17,7 @@ import {
   armpitOf,
   categoryOf,
   hemOf,
+  lowerLandmarks,
   necklineOf,
   readSilhouette,
   shapeFeatures,
@@ -200,6 +201,17 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
     near1(hem.y, 650, 20, 'hem y');
     near1(hem.left, 200, 6, 'hem left');
     near1(hem.right, 400, 6, 'hem right');
+  });
+});
+
+describe('a skirt’s landmarks', () => {
+  test('a flared skirt whose hem curves down in the middle has its hem corners at the hem’s widest, not on its last row', async () => {
+    // Waistband 250–350 at y 90; straight sides to the corners (130, 520) and (470, 520); the hem bows down to y 560.
+    const CURVED = `<path d="M250 90 L350 90 L470 520 Q300 600 130 520 Z" fill="#e8dc8c"/>`;
+    const landmarks = lowerLandmarks(readSilhouette(garmentMatte(await drawn(CURVED, 'white'))!.alpha));
+    assert.equal(landmarks.crotch, undefined, 'a skirt has no crotch');
+    near(landmarks.rightLegHemOuter, 130, 520, 12, 'the hem’s corner on the image’s left');
+    near(landmarks.leftLegHemOuter, 470, 520, 12, 'the hem’s corner on the image’s right');
   });
 });
 
