@@ -23,6 +23,7 @@ import {
   shapeFeatures,
   sleeveEndOf,
   upperBody,
+  upperLandmarks,
 } from '../../server/engines/warp/cutout/silhouette.ts';
 import { EngineError } from '../../server/engines/types.ts';
 import type { Point } from '../../server/engines/warp/types.ts';
@@ -201,6 +202,20 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
     near1(hem.y, 650, 20, 'hem y');
     near1(hem.left, 200, 6, 'hem left');
     near1(hem.right, 400, 6, 'hem right');
+  });
+});
+
+describe('a strapless dress’s landmarks', () => {
+  test('a straight top edge over a wider bodice hangs at the armpits; a sleeveless dress widest at its straight top hangs from its shoulders', async () => {
+    const STRAPLESS = `<path d="M240 100 L360 100 L376 150 L366 320 L420 650 L180 650 L234 320 L224 150 Z" fill="#4060c0"/>`;
+    const SHIFT = `<path d="M230 100 L370 100 L376 150 L376 650 L224 650 L224 150 Z" fill="#c06040"/>`;
+    const strapless = upperLandmarks(readSilhouette(garmentMatte(await drawn(STRAPLESS, 'white'))!.alpha), 'dress');
+    near(strapless.leftArmpit, 360, 100, 8, 'the top edge’s corner on the image’s right is the wearer’s left armpit');
+    near(strapless.rightArmpit, 240, 100, 8, 'the top edge’s corner on the image’s left');
+    assert.ok(strapless.leftShoulder!.y < 100 - 20 && strapless.rightShoulder!.y < 100 - 20, 'the shoulders are above the dress');
+    assert.equal(strapless.neckFront, undefined, 'no neckline to put at the neck');
+    const shift = upperLandmarks(readSilhouette(garmentMatte(await drawn(SHIFT, 'white'))!.alpha), 'dress');
+    assert.ok(shift.leftShoulder!.y >= 100 - 2, `the shift dress hangs from its own shoulders (at y ${shift.leftShoulder!.y})`);
   });
 });
 

@@ -27,6 +27,16 @@ const ON = 128;
 const BOXY_ARMPIT = 0.28;
 /** Straps: the cup's top edge lies at least this share of the garment's height below the straps' tops. */
 const STRAPS = 0.12;
+/**
+ * A strapless top edge: its neckline dips less than `dip` of the height, the row 2 % down is at least `fill` of the
+ * body's width under the arms, and the bodice below it (4–12 % down) widens to at least `bodice` of it (a strapless
+ * top is held up by a snug edge; a sleeveless dress whose straps and back neckline make a straight edge is widest
+ * there: of the fixture garments with a straight top edge and no sleeves, the strapless dress widens to 1.27, a
+ * sleeveless shift dress to 1.10, so `bodice` rests on one garment of each). Its wearer's chest is `chest` of the
+ * shoulders' width (median of the 18 wide-set people, 0.78–0.97), and its top edge lies `depth` shoulder widths
+ * below the shoulder joints, at the armpits.
+ */
+const STRAPLESS = { dip: 0.03, fill: 0.8, bodice: 1.18, chest: 0.88, depth: 0.35 } as const;
 /** The body between sleeves hanging beside it is at least this share of the width they span together. */
 const HANGING_BODY = 0.4;
 /** Share of the lowest rows split into legs for trousers or shorts. */
@@ -81,6 +91,8 @@ export function readSilhouette(mask: Mask): Silhouette {
 }
 
 const width = (r: Row | null): number => (r ? r.right - r.left : 0);
+/** Garment pixels in a row (its width less the gaps). */
+const fill = (r: Row | null): number => (r ? r.runs.reduce((sum, [a, b]) => sum + b - a, 0) : 0);
 const median = (xs: number[]): number => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1]! : 0);
 
 /** The run of a row that contains x (or the nearest one). */
@@ -369,6 +381,26 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   const sleeveImageRight = sleeved ? sleeveEndOf(s, body, 'right', imageRightShoulder, pitR) : null;
   const hem = hemOf(s, body);
 
+  // Strapless (a bandeau, a strapless dress): without sleeves or straps, a straight top edge across the chest. Its
+  // corners are the armpits; the shoulders it does not reach are put where they would be on a body that wide.
+  const edge = s.rows[Math.min(s.bottom, s.top + Math.round(0.02 * h))];
+  const straightEdge = edge && neck.front.y - s.top < STRAPLESS.dip * h && fill(edge) >= STRAPLESS.fill * (body.right - body.left);
+  const bodice = edge ? Math.max(...band(s, 0.04, 0.12).map(width)) / Math.max(1, width(edge)) : 0;
+  if (!sleeved && straightEdge && bodice >= STRAPLESS.bodice) {
+    const unitG = (edge.right - edge.left) / STRAPLESS.chest;
+    const shoulderY = s.top - STRAPLESS.depth * unitG;
+    const centre = (edge.left + edge.right) / 2;
+    const out: GarmentLandmarks = {
+      leftShoulder: { x: centre + unitG / 2, y: shoulderY },
+      rightShoulder: { x: centre - unitG / 2, y: shoulderY },
+      leftArmpit: { x: edge.right, y: s.top },
+      rightArmpit: { x: edge.left, y: s.top },
+      leftHem: { x: hem.right, y: hem.y },
+      rightHem: { x: hem.left, y: hem.y },
+    };
+    return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
+  }
+
   // Straps (a cami, a slip dress): without sleeves, the top edge above the body's sides is the cup's, well below
   // the straps' tops. The straps lie on the shoulders, the cup's corners near the armpits, and there is no neckline
   // to put at the neck.
@@ -535,7 +567,6 @@ const STEPS = [0.03, 0.1, 0.25, 0.5, 0.75];
 export function shapeFeatures(s: Silhouette): ShapeFeatures {
   const h = s.bottom - s.top + 1;
   const rowAt = (t: number): Row | null => s.rows[Math.min(s.bottom, Math.floor(s.top + t * h))] ?? null;
-  const fill = (r: Row | null): number => (r ? r.runs.reduce((sum, [a, b]) => sum + b - a, 0) : 0);
   const centre = centreOf(s);
   const legs = band(s, 0.8, 0.97);
   const split = legs.filter((r) =>
