@@ -231,6 +231,17 @@ describe('placing trousers on a body', () => {
     assert.ok(leftHem.x > 200 && leftHem.y > 450, `left hem at ${JSON.stringify(leftHem)}`);
   });
 
+  test('a skirt’s waistband sits at the natural waist, higher than trousers’ (which sit a little above the hip joints)', () => {
+    const waistY = (g: GarmentCutout): number =>
+      placeGarment(g, body, options).pieces[0]!.pairs.find((p) => p.from.x === 190 && p.from.y === 5)!.to.y;
+    const { crotch: _crotch, ...skirtLandmarks } = trousers().landmarks;
+    const skirt: GarmentCutout = { ...trousers(), landmarks: skirtLandmarks };
+    const hipY = (body.hip.left.y + body.hip.right.y) / 2;
+    const shoulderY = (body.shoulder.left.y + body.shoulder.right.y) / 2;
+    assert.ok(waistY(trousers()) > shoulderY + 0.8 * (hipY - shoulderY), `trousers' waistband at ${waistY(trousers())}`);
+    assert.ok(waistY(skirt) < shoulderY + 0.75 * (hipY - shoulderY), `the skirt's at ${waistY(skirt)}`);
+  });
+
   test('a "crotch" whose legs are not on their own sides of it (an asymmetric skirt) stays one piece', () => {
     const skirt = trousers({ leftLegHemInner: { x: 20, y: 395 } });
     assert.equal(placeGarment(skirt, body, options).pieces.length, 1);

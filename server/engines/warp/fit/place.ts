@@ -44,6 +44,8 @@ export interface Placement {
 
 /** The waistband's depth below the shoulders, as a share of the shoulders-to-hip-joints length. */
 const WAIST_DEPTH = 0.86;
+/** A skirt's waistband, at the natural waist: about a third of the way up from the hip joints to the shoulders. */
+const SKIRT_WAIST_DEPTH = 0.7;
 
 /** Half the neck's width, in shoulder widths: a collar may rise above the shoulders' outline there. */
 const NECK_HALF = 0.3;
@@ -274,8 +276,8 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
   const { scale } = options;
   const ease = EASE.bottom * scale.width;
   const gf = frameFrom(g.waistbandLeft, g.waistbandRight);
-  // The waistband sits a little above the hip joints.
-  const waistDepth = body.torsoLength * WAIST_DEPTH;
+  // The waistband sits a little above the hip joints; a skirt's at the natural waist.
+  const waistDepth = body.torsoLength * (g.crotch ? WAIST_DEPTH : SKIRT_WAIST_DEPTH);
   const measured = body.halfWidth(waistDepth);
   const waistCentre = add(body.origin, body.down, waistDepth);
   const waistL = add(waistCentre, body.side, measured.left * ease);
