@@ -220,6 +220,14 @@ describe('a strapless dress’s landmarks', () => {
 });
 
 describe('a skirt’s landmarks', () => {
+  test('an asymmetric hem, higher on the centre line than at one side, is no crotch: the skirt keeps one hem', async () => {
+    // Waistband 240–360 at y 100; the hem slants from (150, 620) up to (450, 460).
+    const SLANTED = `<path d="M240 100 L360 100 L450 460 L150 620 Z" fill="#202840"/>`;
+    const landmarks = lowerLandmarks(readSilhouette(garmentMatte(await drawn(SLANTED, 'white'))!.alpha));
+    assert.equal(landmarks.crotch, undefined, JSON.stringify(landmarks));
+    assert.ok(landmarks.rightLegHemOuter!.x < landmarks.leftLegHemOuter!.x, 'the hem’s ends are on their own sides');
+  });
+
   test('a flared skirt whose hem curves down in the middle has its hem corners at the hem’s widest, not on its last row', async () => {
     // Waistband 250–350 at y 90; straight sides to the corners (130, 520) and (470, 520); the hem bows down to y 560.
     const CURVED = `<path d="M250 90 L350 90 L470 520 Q300 600 130 520 Z" fill="#e8dc8c"/>`;

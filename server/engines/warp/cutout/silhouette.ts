@@ -505,9 +505,12 @@ export function lowerLandmarks(s: Silhouette): GarmentLandmarks {
     while (y > s.top && data[(y - 1) * w + x]! < ON) y--;
     if (crotchY < 0 || y < crotchY) crotchY = y;
   }
-  const bottomRow = s.rows[s.bottom]!;
   const centre = (waistRow.left + waistRow.right) / 2;
-  if (crotchY > s.top + 0.1 * h && crotchY < s.bottom - 0.1 * h) {
+  // Legs part below a crotch: some row under it is split into two. A hem that is only higher on the centre line
+  // (an asymmetric skirt) has no crotch.
+  let parted = false;
+  for (let y = crotchY + 1; y <= s.bottom && crotchY >= 0 && !parted; y++) parted = (s.rows[y]?.runs.length ?? 0) >= 2;
+  if (parted && crotchY > s.top + 0.1 * h && crotchY < s.bottom - 0.1 * h) {
     out.crotch = { x: centre, y: crotchY };
     // The legs at the hem: the widest two-run row among the lowest 3 % (the very last rows are anti-aliased scraps).
     let y = -1;
