@@ -292,6 +292,26 @@ describe('rendering and compositing', () => {
     assert.ok(distanceToSkin < 50 && distanceToOld > 150, `old sleeve at the elbow became ${elbow}`);
   });
 
+  test('the old top’s loose sides go beside a new top, and stay across a band below its hem (no notches of wall)', () => {
+    // A short new top over the middle of the torso from the shoulders to y 255; the old top runs on below it (the
+    // torso's label to y 270) and stands out past the torso's core (shoulders to hip joints) at its sides.
+    const short = {
+      x0: 170,
+      y0: 150,
+      width: 60,
+      height: 106,
+      rgb: new Uint8Array(60 * 106 * 3).fill(200),
+      alpha: new Float32Array(60 * 106).fill(1),
+      sleeve: new Uint8Array(60 * 106),
+    };
+    const composed = compose({ image, person, layers: [{ layer: short, category: 'top' }] });
+    assert.equal(person.layout.labels[250 * W + 158], REGION.torso);
+    assert.equal(person.layout.labels[265 * W + 158], REGION.torso);
+    const nearOld = (c: number[]): boolean => Math.hypot(c[0]! - OLD_TOP[0], c[1]! - OLD_TOP[1], c[2]! - OLD_TOP[2]) < 30;
+    assert.ok(!nearOld(pixel(composed, 158, 250)), `beside the new top the old side is taken away: ${pixel(composed, 158, 250)}`);
+    assert.deepEqual(pixel(composed, 158, 265), [...OLD_TOP], 'below its hem the old top keeps its side');
+  });
+
   test('painted skin on a limb is round: darker towards its side than on its axis', () => {
     // The left upper arm runs from (250, 150) to (275, 240); at row 225 its axis is at x ≈ 271, and (264, 227) lies
     // 7 px across it (the old sleeve is 14 px wide each side, so the photo's shading is flat at both), both on the old

@@ -4,7 +4,9 @@
  *
  * 1. Old clothing that the new garments replace but do not cover becomes
  *    skin (on the arms, legs and body, with the photo's own shading) or
- *    background (where loose old clothing stood away from the body); above
+ *    background (where loose old clothing stood away from the body, in the
+ *    rows the new garment covers: below a shorter new top the old one stays
+ *    across its width); above
  *    a new top's neckline, the old top's collar becomes neck and chest
  *    (neckline.ts).
  * 2. Each garment takes the person's shading: the photo's local luminance
@@ -18,7 +20,7 @@
  * and background are untouched.
  */
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
-import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { replaceWaistBand } from './bands.ts';
 import { bareNeckline } from './neckline.ts';
 import { bodyFrame } from '../fit/body.ts';
@@ -132,6 +134,7 @@ function removeOldClothing(
   const lumBlur = shading.broad;
   const lumFine = shading.fine;
   const background = backgroundFill(image, person);
+  const centreCovered = coveredCentre(person, coverage, width, height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
@@ -148,6 +151,9 @@ function removeOldClothing(
       if (isSkin(skin, r, g, b)) continue;
       const core = inCore(x + 0.5, y + 0.5);
       if (trunk && core) continue;
+      // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
+      // rows where the new garment covers the body's centre line (else they would leave the wall in notches).
+      if (trunk && !limb && !centreCovered[y]) continue;
       const keep = coverage[i]!;
       let fr: number;
       let fg: number;
@@ -171,6 +177,23 @@ function removeOldClothing(
       out[o + 2] = Math.round(fb * (1 - keep) + out[o + 2]! * keep);
     }
   }
+}
+
+/** Per row, whether the new garments cover the body's centre line there (the line from the shoulders' to the hips' middle). */
+function coveredCentre(person: PersonAnalysis, coverage: Float32Array, width: number, height: number): Uint8Array {
+  const out = new Uint8Array(height);
+  const lm = person.landmarks;
+  const top = {
+    x: (lm[POSE.leftShoulder]!.x + lm[POSE.rightShoulder]!.x) / 2,
+    y: (lm[POSE.leftShoulder]!.y + lm[POSE.rightShoulder]!.y) / 2,
+  };
+  const bottom = { x: (lm[POSE.leftHip]!.x + lm[POSE.rightHip]!.x) / 2, y: (lm[POSE.leftHip]!.y + lm[POSE.rightHip]!.y) / 2 };
+  const dy = bottom.y - top.y || 1;
+  for (let y = 0; y < height; y++) {
+    const x = Math.round(top.x + ((bottom.x - top.x) * (y - top.y)) / dy);
+    out[y] = x >= 0 && x < width && coverage[y * width + x]! >= 0.5 ? 1 : 0;
+  }
+  return out;
 }
 
 /**
