@@ -32,6 +32,8 @@ test('leaving the Try on screen or reloading keeps the customer and the try-on i
       await page.locator('#start-try-on').waitFor();
     };
     await visit('History');
+    // The catalogue is listed again on coming back (fetched): wait for it, then see which garment is chosen.
+    await page.locator('[data-garment]').first().waitFor();
     assert.equal(await page.locator('#selfie-preview').count(), 1, 'the photo is still there');
     assert.equal(await page.locator('[data-garment][aria-pressed="true"]').count(), 1, 'so is the garment');
     assert.equal(await page.getByLabel('Garment size').inputValue(), 'L');
