@@ -14,6 +14,7 @@ import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
+import { oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { renderGarment } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
@@ -184,6 +185,44 @@ describe('placing a top on a body', () => {
     // The neckline parts less than the hem.
     const neck = (piece: (typeof open.pieces)[number]) => piece.pairs.find((p) => p.from.x === 100 && p.from.y === 35)!.to.x;
     assert.ok(neck(wearerLeft!) - neck(wearerRight!) < hemCentre(wearerLeft!).x - hemCentre(wearerRight!).x);
+  });
+
+  test('a hem a little above where the old top ends is drawn down to it; one far above it, or a jacket’s, is not', () => {
+    const hemY = (coverTo: number | null, category: GarmentCutout['category'] = 'top'): number => {
+      const placed = placeGarment({ ...tee, category }, body, {
+        scale: garmentScale('M', 'M', 'regular'),
+        styling: [],
+        tucked: false,
+        coverTo,
+      });
+      return placed.pieces[0]!.pairs.find((p) => p.from === tee.landmarks.leftHem)!.to.y;
+    };
+    const own = hemY(null);
+    const depth = own - body.origin.y;
+    close(hemY(depth * 1.1), own + depth * 0.1, 1e-6);
+    assert.equal(hemY(depth * 1.5), own, 'an old top far longer is left to the old-clothing check');
+    assert.equal(hemY(depth * 1.1, 'outerwear'), own, 'a jacket shorter than the top under it is worn that way');
+    assert.equal(hemY(depth * 0.9), own, 'never shorter');
+  });
+
+  test('where the old top ends on the centre line: at its hem above trousers of another colour; unknown on a bare chest', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    const frame = bodyFrame(wearer);
+    const repainted = { ...photo, data: photo.data.slice() };
+    // The synthetic trousers are close to the old top's navy; make them khaki so the two garments can be told apart.
+    for (let i = 0; i < W * H; i++) {
+      const j = i * 3;
+      if (repainted.data[j] === 60 && repainted.data[j + 1] === 70 && repainted.data[j + 2] === 80) repainted.data.set([190, 170, 110], j);
+    }
+    const skin = skinModel(repainted, wearer);
+    const hem = oldTopHem(repainted, wearer, frame, skin);
+    assert.ok(
+      hem !== null && Math.abs(frame.origin.y + hem - 310) <= 2,
+      `old top ends at y ${hem === null ? null : frame.origin.y + hem}, drawn to 310`,
+    );
+    const bare = { ...photo, data: photo.data.slice() };
+    for (let i = 0; i < W * H; i++) if (bare.data[i * 3] === OLD_TOP[0] && bare.data[i * 3 + 2] === OLD_TOP[2]) bare.data.set(SKIN, i * 3);
+    assert.equal(oldTopHem(bare, wearer, frame, skinModel(bare, wearer)), null);
   });
 
   test('a tucked top ends at the waist', () => {

@@ -35,6 +35,7 @@ import { faceViolation, layerViolations, oldClothingViolation, poseViolation, ty
 import { skinModel, skinModelFromMask } from './composite/colour.ts';
 import { FaceMesh, poseHeadBox } from '../../vision/face-mesh.ts';
 import { cutOutGarment } from './cutout/index.ts';
+import { oldTopHem } from './fit/old-hem.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
 import type { GarmentCutout } from './types.ts';
 
@@ -54,6 +55,9 @@ const SAFER = 2;
  * (768×1024), and blended back.
  */
 const WORKING_PIXELS = 768 * 1024;
+
+/** How far past the customer's own top's hem a new top drawn down to it reaches, in torso lengths. */
+const HEM_SPARE = 0.02;
 
 /** Cut-outs kept per engine process, by garment photo and requested category (catalogue garments come back). */
 const CUTOUT_CACHE = 32;
@@ -133,9 +137,12 @@ export class WarpEngine implements Engine {
     // Face Mesh gives the exact face (kept byte for byte) and a clean skin sample (no eyes, brows, lips or fringe).
     const face = await stages.run('face mesh', 'generating', 0.5, () => faces.detect(image, poseHeadBox(person.landmarks) ?? undefined));
     const skin = (face && skinModelFromMask(image, face.skin)) ?? skinModel(image, person);
+    // Where the customer's own top ends, with a little to spare: a new top just short of it is drawn down to it.
+    const oldHem = oldTopHem(image, person, body, skin);
+    const coverTo = oldHem === null ? null : oldHem + HEM_SPARE * body.torsoLength;
     /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {
-      const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top', essential: level > 0 };
+      const options = { scale, styling: request.styling, tucked: tucked && cutout.category === 'top', essential: level > 0, coverTo };
       const garment = level > 1 ? withoutSleeves(cutout) : cutout;
       const placement = placeGarment(garment, body, options);
       return folds(garment, placement) ? null : { garment, placement };

@@ -47,6 +47,9 @@ const WAIST_DEPTH = 0.86;
 /** A skirt's waistband, at the natural waist: about a third of the way up from the hip joints to the shoulders. */
 const SKIRT_WAIST_DEPTH = 0.7;
 
+/** A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders. */
+const LENGTHEN = 1.15;
+
 /** Half the neck's width, in shoulder widths: a collar may rise above the shoulders' outline there. */
 const NECK_HALF = 0.3;
 
@@ -98,6 +101,11 @@ export interface PlaceOptions {
   tucked: boolean;
   /** Only the essential points (shoulders, sides, hem, sleeve ends): for garments whose finer points fold the spline. */
   essential?: boolean;
+  /**
+   * Depth below the shoulders (px) that a top's hem should reach: where the customer's own top ends (old-hem.ts).
+   * A hem that falls short of it by no more than LENGTHEN is drawn down to it.
+   */
+  coverTo?: number | null;
 }
 
 export function placeGarment(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
@@ -142,9 +150,9 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
 
   // Sides: armpit, waist and hem at the body's measured width times the ease; lengths scaled.
   const lengthFactor = options.tucked ? 1 : scale.length;
-  const sidePoint = (p: Point | undefined, sign: 1 | -1, minHalf = 0, maxHalf = Infinity): Point | null => {
+  const sidePoint = (p: Point | undefined, sign: 1 | -1, minHalf = 0, maxHalf = Infinity, stretch = 1): Point | null => {
     if (!p) return null;
-    let depth = depthOf(gf, p) * U * lengthFactor;
+    let depth = depthOf(gf, p) * U * lengthFactor * stretch;
     if (options.tucked) depth = Math.min(depth, body.torsoLength * WAIST_DEPTH);
     const measured = body.halfWidth(depth);
     const half = Math.max(Math.min((sign > 0 ? measured.left : measured.right) * ease, maxHalf), minHalf);
@@ -165,19 +173,26 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     const t = sidePoint(p, sign);
     if (t) put(p, t);
   }
+  // A top's hem a little above where the customer's own top ends is drawn down to it (a garment's length from a flat
+  // photo is only so exact), so the old hem does not show as a band below it. Not a jacket's: one shorter than the
+  // top under it is worn that way.
+  const hemDepth = g.leftHem && g.rightHem ? depthOf(gf, mid(g.leftHem, g.rightHem)) * U * lengthFactor : 0;
+  const cover = options.coverTo ?? 0;
+  const stretch =
+    cutout.category === 'top' && !options.tucked && hemDepth > 0 && cover > hemDepth && cover <= hemDepth * LENGTHEN ? cover / hemDepth : 1;
   for (const [p, sign] of [
     [g.leftHem, 1],
     [g.rightHem, -1],
   ] as const) {
     // Below the chest a top keeps its own shape: not narrower than 0.9 of it, and not flaring more than 1.15 of it
     // (the body's measured width down there may include a hand or a hip bone the fabric hangs past).
-    const t = sidePoint(p, sign, flare(p) * 0.9, Math.max(flare(p), chestHalfB) * 1.15);
+    const t = sidePoint(p, sign, flare(p) * 0.9, Math.max(flare(p), chestHalfB) * 1.15, stretch);
     if (t) put(p, t);
   }
   // The hem's centre keeps the hem straight.
   if (g.leftHem && g.rightHem) {
     const hemMid = mid(g.leftHem, g.rightHem);
-    let depth = depthOf(gf, hemMid) * U * lengthFactor;
+    let depth = depthOf(gf, hemMid) * U * lengthFactor * stretch;
     if (options.tucked) depth = Math.min(depth, body.torsoLength * WAIST_DEPTH);
     put(hemMid, add(add(body.origin, body.down, depth), body.side, sideOf(gf, hemMid) * U));
   }
