@@ -138,7 +138,7 @@ export class WarpEngine implements Engine {
     const face = await stages.run('face mesh', 'generating', 0.5, () => faces.detect(image, poseHeadBox(person.landmarks) ?? undefined));
     const skin = (face && skinModelFromMask(image, face.skin)) ?? skinModel(image, person);
     // Where the customer's own top ends, with a little to spare: a new top just short of it is drawn down to it.
-    const oldHem = oldTopHem(image, person, body, skin);
+    const oldHem = garments.some((g) => g.category === 'top') ? oldTopHem(image, person, body, skin) : null;
     const coverTo = oldHem === null ? null : oldHem + HEM_SPARE * body.torsoLength;
     /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {

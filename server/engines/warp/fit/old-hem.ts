@@ -20,52 +20,45 @@ const OLD_HEM = { reference: 0.45, deepest: 1.5, run: 0.04, half: 0.06, contrast
 export function oldTopHem(image: RawImage, person: PersonAnalysis, body: BodyFrame, skin: SkinModel | null): number | null {
   const { width, height, channels, data } = image;
   const half = Math.max(1, Math.round(OLD_HEM.half * body.unit));
-  /** The mean colour across the centre strip at a depth, or null where it leaves the person, meets a hand or is skin. */
-  const strip = (depth: number): [number, number, number] | null => {
+  /** The mean colour across the centre strip at a depth; 'hand' where a hand lies on it; null where it leaves the person or is skin. */
+  const strip = (depth: number): [number, number, number] | 'hand' | null => {
     const centre = add(body.origin, body.down, depth);
     const sum: [number, number, number] = [0, 0, 0];
-    let n = 0;
+    let outside = false;
     for (let k = -half; k <= half; k++) {
       const x = Math.round(centre.x + body.side.x * k);
       const y = Math.round(centre.y + body.side.y * k);
-      if (x < 0 || y < 0 || x >= width || y >= height) return null;
+      if (x < 0 || y < 0 || x >= width || y >= height) {
+        outside = true;
+        continue;
+      }
       const i = y * width + x;
       const label = person.layout.labels[i]!;
-      if (person.matte.data[i]! < 128 || label === REGION.leftHand || label === REGION.rightHand) return null;
+      if (label === REGION.leftHand || label === REGION.rightHand) return 'hand';
+      if (person.matte.data[i]! < 128) outside = true;
       const j = i * channels;
       sum[0] += data[j]!;
       sum[1] += data[j + 1]!;
       sum[2] += data[j + 2]!;
-      n++;
     }
+    if (outside) return null;
+    const n = 2 * half + 1;
     const mean: [number, number, number] = [sum[0] / n, sum[1] / n, sum[2] / n];
     return skin && isSkin(skin, mean[0], mean[1], mean[2]) ? null : mean;
   };
   const start = OLD_HEM.reference * body.torsoLength;
   const reference = strip(start);
-  if (!reference) return null;
+  if (reference === null || reference === 'hand') return null;
   const run = Math.max(2, Math.round(OLD_HEM.run * body.torsoLength));
   let other = 0;
   for (let depth = start; depth <= OLD_HEM.deepest * body.torsoLength; depth++) {
     const colour = strip(depth);
     // A hand over the centre line hides where the top ends.
-    if (colour === null && handAt(person, body, depth, half)) return null;
+    if (colour === 'hand') return null;
     const apart =
       colour === null || Math.hypot(colour[0] - reference[0], colour[1] - reference[1], colour[2] - reference[2]) > OLD_HEM.contrast;
     other = apart ? other + 1 : 0;
     if (other >= run) return depth - run + 1;
   }
   return null;
-}
-
-function handAt(person: PersonAnalysis, body: BodyFrame, depth: number, half: number): boolean {
-  const centre = add(body.origin, body.down, depth);
-  for (let k = -half; k <= half; k++) {
-    const x = Math.round(centre.x + body.side.x * k);
-    const y = Math.round(centre.y + body.side.y * k);
-    if (x < 0 || y < 0 || x >= person.width || y >= person.height) continue;
-    const label = person.layout.labels[y * person.width + x];
-    if (label === REGION.leftHand || label === REGION.rightHand) return true;
-  }
-  return false;
 }
