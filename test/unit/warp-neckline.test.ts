@@ -23,14 +23,14 @@ function topFrom(top: number): Float32Array {
   return coverage;
 }
 
-const flat = new Float32Array(W * H).fill(100);
+const flat = new Float32Array(W * H).fill(1);
 const distance = (a: ArrayLike<number>, b: readonly number[]): number => Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
 
 test('an old collar above a crew neck becomes skin; the head and the rows above a collar’s height do not change', () => {
   const { image, person } = personWithCollar();
   const skin = skinModel(image, person)!;
   const out = Uint8Array.from(image.data);
-  const painted = bareNeckline({ out, image, person, skin, upperCoverage: topFrom(152), lumFine: flat, lumBlur: flat });
+  const painted = bareNeckline({ out, image, person, skin, upperCoverage: topFrom(152), shading: flat });
   assert.ok(painted > 100, `${painted} pixels painted`);
   const collar = out.subarray((145 * W + 200) * 3, (145 * W + 200) * 3 + 3);
   assert.ok(distance(collar, SKIN) < 30 && distance(collar, OLD_TOP) > 150, `the collar became ${[...collar]}`);
@@ -46,13 +46,13 @@ test('above a neckline deep down the chest (a camisole) nothing is painted', () 
   const { image, person } = personWithCollar();
   const skin = skinModel(image, person)!;
   const out = Uint8Array.from(image.data);
-  assert.equal(bareNeckline({ out, image, person, skin, upperCoverage: topFrom(200), lumFine: flat, lumBlur: flat }), 0);
+  assert.equal(bareNeckline({ out, image, person, skin, upperCoverage: topFrom(200), shading: flat }), 0);
   assert.deepEqual(out, image.data);
 });
 
 test('painted fair skin in bright light stays a byte: 255 at most, never wrapped round to a dark value', () => {
   const fair = { cb: -24, cr: 29, sigma: 5, luma: 200, rgb: [243, 190, 159] as [number, number, number] };
-  assert.equal(shadedSkin(fair, 220, 150, 0), 255);
-  assert.ok(Math.abs(shadedSkin(fair, 220, 150, 1) - 190 * 1.08) < 1e-9);
-  assert.ok(Math.abs(shadedSkin(fair, 100, 150, 2) - 159 * 0.88) < 1e-9, 'shade is floored at 0.88');
+  assert.equal(shadedSkin(fair, 220 / 150, 0), 255);
+  assert.ok(Math.abs(shadedSkin(fair, 220 / 150, 1) - 190 * 1.08) < 1e-9);
+  assert.ok(Math.abs(shadedSkin(fair, 100 / 150, 2) - 159 * 0.88) < 1e-9, 'shade is floored at 0.88');
 });

@@ -99,16 +99,16 @@ export function skinModel(image: RawImage, person: PersonAnalysis): SkinModel | 
   );
 }
 
-/** How far painted skin follows the photo's broad shading (local over surrounding luminance), either way. */
+/** How far painted skin follows the photo's shading (shading.ts), either way. */
 const SKIN_SHADE = { min: 0.88, max: 1.08 } as const;
 
 /**
- * Skin painted where old clothing was: the person's skin colour times the photo's broad shading there (`fine` and
- * `broad` are the luminance smoothed finely and broadly), clamped to a byte, since fair skin brightened past 255
- * would otherwise wrap around in a byte array (and turn teal). One channel `c`.
+ * Skin painted where old clothing was: the person's skin colour times the photo's shading there (`ratio`, from
+ * shading.ts), clamped to a byte, since fair skin brightened past 255 would otherwise wrap around in a byte array
+ * (and turn teal). One channel `c`.
  */
-export function shadedSkin(skin: SkinModel, fine: number, broad: number, c: number): number {
-  const shade = Math.min(SKIN_SHADE.max, Math.max(SKIN_SHADE.min, (fine + 8) / (broad + 8)));
+export function shadedSkin(skin: SkinModel, ratio: number, c: number): number {
+  const shade = Math.min(SKIN_SHADE.max, Math.max(SKIN_SHADE.min, ratio));
   return Math.min(255, skin.rgb[c]! * shade);
 }
 

@@ -28,6 +28,7 @@ import { boxMean } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
+import { shadingRatio } from './shading.ts';
 
 export interface PlacedLayer {
   layer: Layer;
@@ -47,10 +48,13 @@ const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.r
 const NEVER_COVERED = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
 const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]);
 /**
- * Shading: local luminance (radius 8) over its surroundings (radius 32), limited, and how strongly it applies;
+ * Shading: local luminance (radius 8) over its surroundings (radius 32) among its own material (shading.ts), limited,
+ * and how strongly it applies;
  * it fades where the old clothing is textured (a logo or pattern is not a fold): local deviation above `texture`.
  */
 const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
+/** Painted skin's shading: local luminance (radius 6) over its surroundings (radius 24), among its own material. */
+const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 /** The body's core: within this share (squared) of each bone's radius. */
 const CORE_RADIUS2 = 0.8;
 /** Painted skin on a limb is this much darker at the core's edge than on the limb's axis. */
@@ -82,13 +86,13 @@ export function compose(input: ComposeInput): Uint8Array {
   const categories = layers.map((l) => l.category);
   const kinds = replaced(categories);
   // The photo's broad shading, which painted skin takes.
-  const shading = { fine: boxMean(lum, width, height, 6), broad: boxMean(lum, width, height, 24) };
+  const shading = shadingRatio(lum, width, height, SKIN_SHADING.fine, SKIN_SHADING.coarse);
   removeOldClothing(out, image, person, skin, shading, coverage, kinds);
   // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
   const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
   if (necklines.length > 0 && skin) {
     const upperCoverage = layerCoverage(necklines, width, height);
-    bareNeckline({ out, image, person, skin, upperCoverage, lumFine: shading.fine, lumBlur: shading.broad });
+    bareNeckline({ out, image, person, skin, upperCoverage, shading });
   }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
@@ -121,7 +125,7 @@ function removeOldClothing(
   image: RawImage,
   person: PersonAnalysis,
   skin: SkinModel | null,
-  shading: { fine: Float32Array; broad: Float32Array },
+  shading: Float32Array,
   coverage: Float32Array,
   kinds: { upper: boolean; lower: boolean },
 ): void {
@@ -131,8 +135,6 @@ function removeOldClothing(
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
-  const lumBlur = shading.broad;
-  const lumFine = shading.fine;
   const background = backgroundFill(image, person);
   const centreCovered = coveredCentre(person, coverage, width, height);
   for (let y = 0; y < height; y++) {
@@ -162,9 +164,9 @@ function removeOldClothing(
         // Skin with the photo's broad shading only (the old fabric's print or weave must not show through), and a
         // limb's roundness: darker towards its sides, as light falls on a cylinder.
         const round = 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
-        fr = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 0) * round;
-        fg = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 1) * round;
-        fb = shadedSkin(skin, lumFine[i]!, lumBlur[i]!, 2) * round;
+        fr = shadedSkin(skin, shading[i]!, 0) * round;
+        fg = shadedSkin(skin, shading[i]!, 1) * round;
+        fb = shadedSkin(skin, shading[i]!, 2) * round;
       } else {
         fr = background[i * 3]!;
         fg = background[i * 3 + 1]!;
@@ -308,7 +310,7 @@ function drawLayer(
   const local = new Float32Array(lw * lh);
   for (let y = 0; y < lh; y++) for (let x = 0; x < lw; x++) local[y * lw + x] = lum[(y0 + y) * width + x0 + x]!;
   const fine = boxMean(local, lw, lh, SHADING.fine);
-  const coarse = boxMean(local, lw, lh, SHADING.coarse);
+  const ratios = shadingRatio(local, lw, lh, SHADING.fine, SHADING.coarse);
   const squares = new Float32Array(lw * lh);
   for (let k = 0; k < squares.length; k++) squares[k] = local[k]! * local[k]!;
   const meanSquares = boxMean(squares, lw, lh, SHADING.fine);
@@ -319,7 +321,7 @@ function drawLayer(
       const a = layer.alpha[o]! * soft[o]!;
       if (a <= 0) continue;
       const i = ((y0 + y) * width + x0 + x) * 3;
-      const ratio = Math.min(SHADING.max, Math.max(SHADING.min, (fine[o]! + 6) / (coarse[o]! + 6)));
+      const ratio = Math.min(SHADING.max, Math.max(SHADING.min, ratios[o]!));
       const deviation = Math.sqrt(Math.max(0, meanSquares[o]! - fine[o]! * fine[o]!));
       const shade = 1 + ((ratio - 1) * SHADING.strength) / (1 + (deviation / SHADING.texture) ** 2);
       for (let c = 0; c < 3; c++) {

@@ -35,13 +35,13 @@ export interface NecklineInput {
   /** How much of each pixel the new tops and dresses cover (not jackets, worn open over a top, nor bottoms). */
   upperCoverage: Float32Array;
   /** The photo's luminance, smoothed finely and broadly: the shading the skin takes. */
-  lumFine: Float32Array;
-  lumBlur: Float32Array;
+  /** The photo's shading (shading.ts), which painted skin takes. */
+  shading: Float32Array;
 }
 
 /** Paints the old top above the new neckline as skin (see above); returns how many pixels it painted. */
 export function bareNeckline(input: NecklineInput): number {
-  const { out, image, person, skin, upperCoverage, lumFine, lumBlur } = input;
+  const { out, image, person, skin, upperCoverage, shading } = input;
   const { width, height, data, channels } = image;
   const neck = skeleton(person.landmarks).bones.find((bone) => bone.region === REGION.neck);
   if (!neck) return 0;
@@ -73,7 +73,7 @@ export function bareNeckline(input: NecklineInput): number {
       if (hair && Math.hypot(r - hair[0], g - hair[1], b - hair[2]) < HAIR_DISTANCE) continue;
       const keep = upperCoverage[i]!;
       for (let c = 0; c < 3; c++)
-        out[i * 3 + c] = Math.round(shadedSkin(skin, lumFine[i]!, lumBlur[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
+        out[i * 3 + c] = Math.round(shadedSkin(skin, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
       painted++;
     }
   }
