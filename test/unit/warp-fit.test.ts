@@ -22,7 +22,7 @@ import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { REGION } from '../../server/vision/types.ts';
-import { H, OLD_TOP, SKIN, W, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+import { H, OLD_TOP, SKIN, W, WALL, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
 const close = (a: number, b: number, eps: number, what = ''): void => assert.ok(Math.abs(a - b) <= eps, `${what} ${a} vs ${b} (±${eps})`);
@@ -349,6 +349,28 @@ describe('rendering and compositing', () => {
     const nearOld = (c: number[]): boolean => Math.hypot(c[0]! - OLD_TOP[0], c[1]! - OLD_TOP[1], c[2]! - OLD_TOP[2]) < 30;
     assert.ok(!nearOld(pixel(composed, 158, 250)), `beside the new top the old side is taken away: ${pixel(composed, 158, 250)}`);
     assert.deepEqual(pixel(composed, 158, 265), [...OLD_TOP], 'below its hem the old top keeps its side');
+  });
+
+  test('the soft outline of an old top’s side taken away goes with it, not left as a thin line', () => {
+    const drawn = syntheticPerson();
+    // The old top's side meets the wall at x 155 in a soft edge: column 154 is half top, half wall (matte 80).
+    const edge = OLD_TOP.map((c, k) => Math.round((c + WALL[k]!) / 2));
+    for (let y = 200; y < 256; y++) {
+      drawn.image.data.set(edge, (y * W + 154) * 3);
+      drawn.person.matte.data[y * W + 154] = 80;
+    }
+    const short = {
+      x0: 170,
+      y0: 150,
+      width: 60,
+      height: 106,
+      rgb: new Uint8Array(60 * 106 * 3).fill(200),
+      alpha: new Float32Array(60 * 106).fill(1),
+      sleeve: new Uint8Array(60 * 106),
+    };
+    const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: short, category: 'top' }] });
+    const outline = pixel(composed, 154, 230);
+    assert.ok(distanceTo(outline, WALL) < 12, `the outline became ${outline}, the wall is ${WALL}`);
   });
 
   test('painted skin on a limb is round: darker towards its side than on its axis', () => {

@@ -24,7 +24,7 @@ import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../visio
 import { replaceWaistBand } from './bands.ts';
 import { bareNeckline } from './neckline.ts';
 import { bodyFrame } from '../fit/body.ts';
-import { boxMean } from '../../../kernel/raster.ts';
+import { boxMean, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
@@ -61,6 +61,10 @@ const CORE_RADIUS2 = 0.8;
 const ROUNDNESS = 0.22;
 /** Pixels between a person's edge and the background sampled for filling. */
 const BACKGROUND_GAP = 4;
+/** Matte values from which a pixel mixes in some of the person (the edge that filling reaches). */
+const BACKGROUND_MATTE = 16;
+/** How far (pixels) from old clothing turned to background its soft outline goes too. */
+const OUTLINE = 2;
 
 /** Which old clothing each new category replaces. */
 function replaced(categories: readonly WarpCategory[]): { upper: boolean; lower: boolean } {
@@ -137,6 +141,7 @@ function removeOldClothing(
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
   const background = backgroundFill(image, person);
   const centreCovered = coveredCentre(person, coverage, width, height);
+  const walled = new Uint8Array(width * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
@@ -171,6 +176,7 @@ function removeOldClothing(
         fr = background[i * 3]!;
         fg = background[i * 3 + 1]!;
         fb = background[i * 3 + 2]!;
+        walled[i] = 1;
       }
       // Where a new garment partly covers it (its soft edge), the fill shows through only the rest.
       const o = i * 3;
@@ -178,6 +184,27 @@ function removeOldClothing(
       out[o + 1] = Math.round(fg * (1 - keep) + out[o + 1]! * keep);
       out[o + 2] = Math.round(fb * (1 - keep) + out[o + 2]! * keep);
     }
+  }
+  clearOutline(out, person, background, walled, coverage);
+}
+
+/**
+ * The soft edge of old clothing that became background (the matte's border, below the person threshold, where
+ * the garment's colour mixes with the wall) becomes background too, or the old garment's outline stays as a thin
+ * line. Never beside the head or hands, whose edges keep their bytes.
+ */
+function clearOutline(out: Uint8Array, person: PersonAnalysis, background: Uint8Array, walled: Uint8Array, coverage: Float32Array): void {
+  const { width, height } = person.layout;
+  const labels = person.layout.labels;
+  const near = squareFilter(walled, width, height, OUTLINE, true);
+  const kept = new Uint8Array(width * height);
+  for (let i = 0; i < kept.length; i++) kept[i] = NEVER_COVERED.has(labels[i]!) ? 1 : 0;
+  const protectedEdge = squareFilter(kept, width, height, OUTLINE, true);
+  for (let i = 0; i < near.length; i++) {
+    const matte = person.matte.data[i]!;
+    if (!near[i] || protectedEdge[i] || walled[i] || matte < BACKGROUND_MATTE || matte >= 128 || coverage[i]! > 0.98) continue;
+    const keep = coverage[i]!;
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(background[i * 3 + c]! * (1 - keep) + out[i * 3 + c]! * keep);
   }
 }
 
@@ -230,19 +257,19 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
   for (let y = 0; y < height; y++) {
     let x = 0;
     while (x < width) {
-      if (person.matte.data[y * width + x]! < 64) {
+      if (person.matte.data[y * width + x]! < BACKGROUND_MATTE) {
         x++;
         continue;
       }
       let end = x;
-      while (end < width && person.matte.data[y * width + end]! >= 64) end++;
+      while (end < width && person.matte.data[y * width + end]! >= BACKGROUND_MATTE) end++;
       // A few pixels away from the person's edge, where the matte's soft border no longer mixes in the person.
       const sampleAt = (from: number, dir: 1 | -1): [number, number, number] | null => {
         const colour: [number, number, number] = [0, 0, 0];
         let n = 0;
         for (let d = BACKGROUND_GAP; d < BACKGROUND_GAP + 3; d++) {
           const px = from + dir * d;
-          if (px < 0 || px >= width || person.matte.data[y * width + px]! >= 64) continue;
+          if (px < 0 || px >= width || person.matte.data[y * width + px]! >= BACKGROUND_MATTE) continue;
           for (let c = 0; c < 3; c++) colour[c]! += data[(y * width + px) * channels + c]!;
           n++;
         }
