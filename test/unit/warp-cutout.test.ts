@@ -219,6 +219,24 @@ describe('a strapless dress’s landmarks', () => {
   });
 });
 
+describe('a tank top’s landmarks', () => {
+  test('armholes cut in deep below wide straps: armpits at their bottoms, shoulders above them; a halter’s band is not straps', async () => {
+    // A basketball jersey: straps 200–250 and 350–400 at y 100 round a scooped neck, armholes curving out to the
+    // sides (150 and 450) at y 260, straight sides to the hem at y 700.
+    const TANK = `<path d="M200 100 L250 100 Q300 200 350 100 L400 100 Q410 240 450 260 L450 700 L150 700 L150 260 Q190 240 200 100 Z" fill="#f0c020"/>`;
+    const tank = upperLandmarks(readSilhouette(garmentMatte(await drawn(TANK, 'white'))!.alpha), 'top');
+    near(tank.leftArmpit, 450, 260, 14, 'the armhole’s bottom on the image’s right is the wearer’s left armpit');
+    near(tank.rightArmpit, 150, 260, 14, 'the armhole’s bottom on the image’s left');
+    assert.ok(tank.leftShoulder!.y < 200 && tank.rightShoulder!.y < 200, `the shoulders well above the armpits: ${JSON.stringify(tank)}`);
+    assert.ok(tank.leftShoulder!.x > 400 && tank.rightShoulder!.x < 200, 'the shoulders beyond the straps');
+    assert.ok(tank.neckFront && tank.neckFront.y > 120, 'the scooped neck lies at the neck');
+    // A halter: one band round the neck (280–320), armholes cut from it down to the sides.
+    const HALTER = `<path d="M280 100 L320 100 L330 160 Q360 240 450 300 L450 700 L150 700 L150 300 Q240 240 270 160 Z" fill="#a04060"/>`;
+    const halter = upperLandmarks(readSilhouette(garmentMatte(await drawn(HALTER, 'white'))!.alpha), 'top');
+    assert.ok(halter.leftShoulder!.y > 200, `a halter keeps its shoulders on its outline: ${JSON.stringify(halter)}`);
+  });
+});
+
 describe('a skirt’s landmarks', () => {
   test('an asymmetric hem, higher on the centre line than at one side, is no crotch: the skirt keeps one hem', async () => {
     // Waistband 240–360 at y 100; the hem slants from (150, 620) up to (450, 460).

@@ -37,6 +37,13 @@ const STRAPS = 0.12;
  * below the shoulder joints, at the armpits.
  */
 const STRAPLESS = { dip: 0.03, fill: 0.8, bodice: 1.18, chest: 0.88, depth: 0.35 } as const;
+/**
+ * A top with armholes cut in deep hangs from its straps, loose under the arms: its width there is this share of
+ * its wearer's shoulders' width (a strapless top must be snug, `STRAPLESS.chest`).
+ */
+const CUT_IN_CHEST = 1;
+/** A tank's straps' tops are at least this share of half its width apart (a halter's band: 0.17; a jersey: 0.75). */
+const TANK_NECK = 0.5;
 /** The body between sleeves hanging beside it is at least this share of the width they span together. */
 const HANGING_BODY = 0.4;
 /** Share of the lowest rows split into legs for trousers or shorts. */
@@ -411,6 +418,28 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
     const out: GarmentLandmarks = {
       leftShoulder: strapR,
       rightShoulder: strapL,
+      leftArmpit: imageRightShoulder,
+      rightArmpit: imageLeftShoulder,
+      leftHem: { x: hem.right, y: hem.y },
+      rightHem: { x: hem.left, y: hem.y },
+    };
+    return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
+  }
+
+  // Armholes cut in deep between a neck opening and the sides (a tank top, a basketball jersey): the top edge above
+  // the body's sides is the armhole's bottom, the armpit, far below the straps. Such a top does not reach the
+  // shoulder joints; they are put where a body that wide under the arms has them (as for a strapless top), and the
+  // straps fall between them and the neck. A halter's single band round the neck (its tops close together) is not
+  // one: drawn this way its band stood beside the head.
+  if (!sleeved && cupTop - Math.max(strapL.y, strapR.y) > STRAPS * h && strapR.x - strapL.x > TANK_NECK * body.half) {
+    const unitG = (body.right - body.left) / CUT_IN_CHEST;
+    const shoulderY = cupTop - STRAPLESS.depth * unitG;
+    const out: GarmentLandmarks = {
+      neckLeft: neck.imageRight,
+      neckRight: neck.imageLeft,
+      neckFront: neck.front,
+      leftShoulder: { x: body.centre + unitG / 2, y: shoulderY },
+      rightShoulder: { x: body.centre - unitG / 2, y: shoulderY },
       leftArmpit: imageRightShoulder,
       rightArmpit: imageLeftShoulder,
       leftHem: { x: hem.right, y: hem.y },
