@@ -487,6 +487,19 @@ describe('the old waistband above new bottoms', () => {
     assert.deepEqual([...input.out.subarray((340 * W + 200) * 3, (340 * W + 200) * 3 + 3)], [60, 70, 80]);
   });
 
+  test('its anti-aliased line (between the top’s colour and the trousers’) goes with it, not left as a thin dark line', () => {
+    const input = setting([200, 60, 60]);
+    // The old waistband's edge, rows 308–309: two rows mixing the red top and the trousers.
+    const mixed = [130, 65, 70];
+    for (let y = 308; y < 310; y++) for (let x = 160; x <= 240; x++) input.image.data.set(mixed, (y * W + x) * 3);
+    input.out.set(input.image.data);
+    assert.ok(replaceWaistBand(input) > 0);
+    for (const y of [308, 309]) {
+      const line = [...input.out.subarray((y * W + 200) * 3, (y * W + 200) * 3 + 3)];
+      assert.ok(distanceTo(line, [200, 60, 60]) < 12, `row ${y} became ${line}`);
+    }
+  });
+
   test('stays when the top and the old trousers cannot be told apart by colour', () => {
     const input = setting([70, 75, 85]);
     assert.equal(replaceWaistBand(input), 0);

@@ -21,7 +21,14 @@ import { clothingColour, isSkin, type SkinModel } from './colour.ts';
  */
 const BAND = { contrast: 45, longest: 0.45, gap: 2, window: 0.06 } as const;
 
+/**
+ * The band's fringe reaches this many pixels past it, and leans at least `lean` of the way from the top's colour to
+ * the old bottoms' (from the replaced pixels beside it).
+ */
+const FRINGE = { reach: 3, lean: 0.1 } as const;
+
 const UPPER = new Set<number>([REGION.torso]);
+const KEPT = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
 const LOWER = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg]);
 const TRUNK = new Set<number>([REGION.torso, REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg]);
 
@@ -81,6 +88,7 @@ export function replaceWaistBand(input: BandInput): number {
   // none where most of them found no band (a hand, a belt of the top's colour).
   const half = Math.max(2, Math.round(BAND.window * torsoLength));
   let replacedPixels = 0;
+  const replaced = new Uint8Array(width * height);
   for (let x = 0; x < width; x++) {
     const edge = edges[x]!;
     if (edge < 0) continue;
@@ -96,17 +104,70 @@ export function replaceWaistBand(input: BandInput): number {
     const end = near[near.length >> 1]!;
     const length = edge - end;
     if (length <= 0 || length > longest) continue;
-    // Mirrored at the band's far end: the row `d` into the band takes the row `d` beyond it.
+    // Mirrored at the band's far end, past its fringe (the old waistband's own line): row `d` into the band takes
+    // the row `d` beyond the fringe.
     for (let d = 1; d <= length; d++) {
       const y = edge - d;
-      const source = end - (length - d + 1);
+      const source = end - FRINGE.reach - (length - d + 1);
       if (source < 0) continue;
       const i = y * width + x;
       const s = source * width + x;
       if (coverage[i]! > 0.02 || !isOld(i) || person.matte.data[s]! < 128 || !TRUNK.has(person.layout.labels[s]!)) continue;
       for (let c = 0; c < 3; c++) out[i * 3 + c] = data[s * channels + c]!;
+      replaced[i] = 1;
       replacedPixels++;
     }
   }
+  if (replacedPixels > 0) blendFringe(input, replaced, top, bottom);
   return replacedPixels;
+}
+
+/**
+ * The band's fringe: pixels within `FRINGE.reach` of the replaced band that lean towards the old bottoms' colour
+ * from the replaced pixels around them (the old waistband's anti-aliased line, the band's soft sides) take those
+ * pixels' mean, or they stay as a thin dark outline of the old band. Skin, the head and hands, and what the new
+ * garment covers are left.
+ */
+function blendFringe(input: BandInput, replaced: Uint8Array, top: readonly number[], bottom: readonly number[]): void {
+  const { out, image, person, skin, coverage } = input;
+  const { width, height, data, channels } = image;
+  const towards = [bottom[0]! - top[0]!, bottom[1]! - top[1]!, bottom[2]! - top[2]!];
+  const apart2 = towards[0]! ** 2 + towards[1]! ** 2 + towards[2]! ** 2;
+  // Only round the band: its box grown by the reach.
+  let [x0, y0, x1, y1] = [width, height, -1, -1];
+  for (let i = 0; i < replaced.length; i++) {
+    if (!replaced[i]) continue;
+    const x = i % width;
+    const y = (i - x) / width;
+    [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
+  }
+  const updates: [number, number, number, number][] = [];
+  for (let y = Math.max(0, y0 - FRINGE.reach); y <= Math.min(height - 1, y1 + FRINGE.reach); y++) {
+    for (let x = Math.max(0, x0 - FRINGE.reach); x <= Math.min(width - 1, x1 + FRINGE.reach); x++) {
+      const i = y * width + x;
+      if (replaced[i] || coverage[i]! >= 0.5 || person.matte.data[i]! < 16 || KEPT.has(person.layout.labels[i]!)) continue;
+      const j = i * channels;
+      if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
+      const sum = [0, 0, 0];
+      let n = 0;
+      for (let v = Math.max(0, y - FRINGE.reach); v <= Math.min(height - 1, y + FRINGE.reach); v++) {
+        for (let u = Math.max(0, x - FRINGE.reach); u <= Math.min(width - 1, x + FRINGE.reach); u++) {
+          const k = v * width + u;
+          if (!replaced[k]) continue;
+          for (let c = 0; c < 3; c++) sum[c]! += out[k * 3 + c]!;
+          n++;
+        }
+      }
+      if (n === 0) continue;
+      const mean = [sum[0]! / n, sum[1]! / n, sum[2]! / n];
+      let lean = 0;
+      for (let c = 0; c < 3; c++) lean += (data[j + c]! - mean[c]!) * towards[c]!;
+      if (lean > FRINGE.lean * apart2) updates.push([i, mean[0]!, mean[1]!, mean[2]!]);
+    }
+  }
+  for (const [i, r, g, b] of updates) {
+    out[i * 3] = Math.round(r);
+    out[i * 3 + 1] = Math.round(g);
+    out[i * 3 + 2] = Math.round(b);
+  }
 }
