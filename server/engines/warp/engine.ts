@@ -269,10 +269,10 @@ async function readPhoto(path: string): Promise<{ image: RawImage; full: Promise
 
 /**
  * The try-on made on the working copy, put into the full-resolution photo (whose pixels it overwrites): where the
- * result differs from the working copy (the garments and what they replaced, grown by a pixel and feathered) it is
- * scaled up; everywhere else (face, hands, background) the photo keeps its own full-resolution bytes.
+ * result differs from the working copy (the garments and what they replaced, grown by a pixel and feathered
+ * outwards) it is scaled up; everywhere else (face, hands, background) the photo keeps its own full-resolution bytes.
  */
-async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): Promise<Uint8Array> {
+export async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): Promise<Uint8Array> {
   const { width, height } = small;
   // The photo's own pixels are the result's, blended into in place (the photo is this run's, read for it): a
   // 12 MP photo is 36 MB, not worth a copy.
@@ -350,7 +350,10 @@ async function blendBack(photo: RawImage, small: RawImage, result: Uint8Array): 
       const w01 = fx * (1 - fy);
       const w10 = (1 - fx) * fy;
       const w11 = fx * fy;
-      const m = grownMask[i00]! * w00 + grownMask[i00 + 1]! * w01 + grownMask[i10]! * w10 + grownMask[i10 + 1]! * w11;
+      // Feathered outwards only: a photo pixel that samples a changed pixel takes the result whole, or the photo's
+      // own edge under it (the old waistband's line under a replaced band) shows through the feather as a line.
+      const touched = changed[i00]! | changed[i00 + 1]! | changed[i10]! | changed[i10 + 1]!;
+      const m = touched ? 255 : grownMask[i00]! * w00 + grownMask[i00 + 1]! * w01 + grownMask[i10]! * w10 + grownMask[i10 + 1]! * w11;
       if (m < 0.5) continue;
       // The three channels unrolled; inside the garment (the mask whole) the result replaces the photo outright.
       const p00 = i00 * 3;
