@@ -72,8 +72,7 @@ export function bareNeckline(input: NecklineInput): number {
       if (isSkin(skin, r, g, b)) continue;
       if (hair && Math.hypot(r - hair[0], g - hair[1], b - hair[2]) < HAIR_DISTANCE) continue;
       const keep = upperCoverage[i]!;
-      for (let c = 0; c < 3; c++)
-        out[i * 3 + c] = Math.round(shadedSkin(skin, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
+      for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(skin, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
       painted++;
     }
   }
