@@ -373,6 +373,26 @@ describe('rendering and compositing', () => {
     assert.ok(distanceTo(outline, WALL) < 12, `the outline became ${outline}, the wall is ${WALL}`);
   });
 
+  test('skin-coloured specks on an old sleeve (a light seam, pink cloth) are covered, not kept in front as bare arm', () => {
+    const drawn = syntheticPerson();
+    // Every third pixel of a patch of the old sleeve on the left upper arm is the skin's colour.
+    for (let y = 190; y < 200; y++) for (let x = 258; x < 268; x += 3) drawn.image.data.set(SKIN, (y * W + x) * 3);
+    assert.equal(drawn.person.layout.labels[195 * W + 261], REGION.leftUpperArm);
+    // A new top's body (not its sleeve) laid over the upper arm.
+    const block = {
+      x0: 240,
+      y0: 170,
+      width: 50,
+      height: 50,
+      rgb: new Uint8Array(50 * 50 * 3).fill(200),
+      alpha: new Float32Array(50 * 50).fill(1),
+      sleeve: new Uint8Array(50 * 50),
+    };
+    const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: block, category: 'top' }] });
+    const speck = pixel(composed, 261, 195);
+    assert.ok(distanceTo(speck, [200, 200, 200]) < 30, `the speck became ${speck}`);
+  });
+
   test('painted skin on a limb is round: darker towards its side than on its axis', () => {
     // The left upper arm runs from (250, 150) to (275, 240); at row 225 its axis is at x ≈ 271, and (264, 227) lies
     // 7 px across it (the old sleeve is 14 px wide each side, so the photo's shading is flat at both), both on the old

@@ -55,6 +55,8 @@ const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.
 const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
 /** Painted skin's shading: local luminance (radius 6) over its surroundings (radius 24), among its own material. */
 const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
+/** Skin is bare where at least `share` of the pixels within `radius` look like skin. */
+const BARE = { radius: 2, share: 0.6 } as const;
 /** The body's core: within this share (squared) of each bone's radius. */
 const CORE_RADIUS2 = 0.8;
 /** Painted skin on a limb is this much darker at the core's edge than on the limb's axis. */
@@ -309,6 +311,16 @@ function drawLayer(
   const shoulders = [person.landmarks[11]!, person.landmarks[12]!];
   const capRadius2 = (0.3 * U) ** 2;
 
+  // Bare skin is skin-coloured over an area: a few skin-coloured pixels on old clothing (pink cloth, a light seam)
+  // are not, or the new garment would be drawn round them and the old clothing would show through in specks.
+  const skinLike = new Float32Array(lw * lh);
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const j = ((y0 + y) * width + x0 + x) * channels;
+      skinLike[y * lw + x] = !skin || isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+    }
+  }
+  const skinArea = boxMean(skinLike, lw, lh, BARE.radius);
   // Where the garment may show: not over the head, hair or hands; over arms only as a sleeve or at the shoulder caps.
   const allowed = new Float32Array(lw * lh);
   for (let y = 0; y < lh; y++) {
@@ -319,8 +331,7 @@ function drawLayer(
       let ok = !NEVER_COVERED.has(label);
       // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps).
       if (ok && (ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
-        const j = i * channels;
-        const bare = skin ? isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) : true;
+        const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
         const px = x0 + x;
         const py = y0 + y;
         ok = !bare || (label !== REGION.neck && shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2));
