@@ -473,6 +473,19 @@ describe('gaps inside a garment', () => {
     assert.ok(r! > 60 && r! < 200 && b! > 60 && b! < 200, `blended: ${at(195, 210).rgb}`);
   });
 
+  test('a gap whose edge pixels change from row to row is filled smoothly down, not in streaks', () => {
+    const { layer, at } = blocks(150, 250, 200, 230, (x) => (x < 190 ? 'red' : x >= 200 ? 'blue' : false));
+    // The pixel at each side of the gap alternates row by row between dark and light (an anti-aliased, striped edge).
+    for (let y = 0; y < 30; y++) {
+      const shade = y % 2 === 0 ? 20 : 235;
+      layer.rgb.set([shade, shade, shade], (y * 100 + 39) * 3);
+      layer.rgb.set([shade, shade, shade], (y * 100 + 50) * 3);
+    }
+    closeGaps(layer, image, person, skin, unit);
+    const step = Math.max(...[0, 1, 2].map((c) => Math.abs(at(195, 214).rgb[c]! - at(195, 215).rgb[c]!)));
+    assert.ok(step < 20, `rows 214 and 215 differ by ${step}: ${at(195, 214).rgb} against ${at(195, 215).rgb}`);
+  });
+
   test('a gap over bare skin or the wall, or wider than a garment gap, stays open', () => {
     // The forearm (skin, with wall beside it) between two pieces at y = 290, around x = 281.
     const arm = blocks(250, 320, 285, 295, (x) => (x < 266 || x >= 296 ? 'red' : false));

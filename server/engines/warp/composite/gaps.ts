@@ -15,6 +15,9 @@ import { isSkin, type SkinModel } from './colour.ts';
 /** The widest gap closed, in shoulder widths. */
 const GAP = 0.2;
 const NEVER = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
+/** A gap's end colour is the mean of this many garment pixels; the fill is smoothed over this many rows each way. */
+const EDGE = 3;
+const SMOOTH = 4;
 
 /**
  * The layer with its narrow gaps over old clothing filled (see above); the layer itself is changed. A gap is a
@@ -25,6 +28,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
   const { x0, y0, width: lw, height: lh } = layer;
   const widest = Math.max(2, Math.round(GAP * unit));
   const { width, data, channels } = image;
+  const filled = new Uint8Array(lw * lh);
   for (let y = 0; y < lh; y++) {
     const row = y * lw;
     let last = -1;
@@ -34,11 +38,14 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       last = x;
     }
   }
+  smoothDown(layer, filled);
   return layer;
 
   function fill(row: number, left: number, right: number, y: number): void {
     const a = row + left;
     const b = row + right;
+    const from = edgeColour(row, left, -1);
+    const to = edgeColour(row, right, 1);
     for (let x = left + 1; x < right; x++) {
       const o = row + x;
       const i = (y0 + y) * width + x0 + x;
@@ -46,9 +53,50 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       const j = i * channels;
       if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
       const t = (x - left) / (right - left);
-      for (let c = 0; c < 3; c++) layer.rgb[o * 3 + c] = Math.round(layer.rgb[a * 3 + c]! * (1 - t) + layer.rgb[b * 3 + c]! * t);
+      for (let c = 0; c < 3; c++) layer.rgb[o * 3 + c] = Math.round(from[c]! * (1 - t) + to[c]! * t);
       layer.alpha[o] = 1;
       layer.sleeve[o] = layer.sleeve[a]! | layer.sleeve[b]!;
+      filled[o] = 1;
     }
+  }
+
+  /** The garment's colour at one end of a gap: the mean of up to EDGE solid pixels from `x` away from the gap. */
+  function edgeColour(row: number, x: number, dir: -1 | 1): [number, number, number] {
+    const sum: [number, number, number] = [0, 0, 0];
+    let n = 0;
+    for (let k = x; k >= 0 && k < lw && Math.abs(k - x) < EDGE && layer.alpha[row + k]! >= 0.5; k += dir) {
+      for (let c = 0; c < 3; c++) sum[c]! += layer.rgb[(row + k) * 3 + c]!;
+      n++;
+    }
+    return [sum[0] / n, sum[1] / n, sum[2] / n];
+  }
+}
+
+/**
+ * Filled gap pixels averaged with the filled pixels above and below them (within SMOOTH rows): each row is filled
+ * from its own two ends, and ends that differ from row to row (a stripe, a fold, an anti-aliased edge) would
+ * leave the fill in horizontal streaks.
+ */
+function smoothDown(layer: Layer, filled: Uint8Array): void {
+  const { width: lw, height: lh } = layer;
+  const smoothed = new Float32Array(lw * lh * 3);
+  for (let x = 0; x < lw; x++) {
+    for (let y = 0; y < lh; y++) {
+      const o = y * lw + x;
+      if (!filled[o]) continue;
+      const sum = [0, 0, 0];
+      let n = 0;
+      for (let v = Math.max(0, y - SMOOTH); v <= Math.min(lh - 1, y + SMOOTH); v++) {
+        const k = v * lw + x;
+        if (!filled[k]) continue;
+        for (let c = 0; c < 3; c++) sum[c]! += layer.rgb[k * 3 + c]!;
+        n++;
+      }
+      for (let c = 0; c < 3; c++) smoothed[o * 3 + c] = sum[c]! / n;
+    }
+  }
+  for (let o = 0; o < lw * lh; o++) {
+    if (!filled[o]) continue;
+    for (let c = 0; c < 3; c++) layer.rgb[o * 3 + c] = Math.round(smoothed[o * 3 + c]!);
   }
 }
