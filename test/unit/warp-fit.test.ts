@@ -393,6 +393,26 @@ describe('rendering and compositing', () => {
     assert.ok(distanceTo(speck, [200, 200, 200]) < 30, `the speck became ${speck}`);
   });
 
+  test('a hand stays in front of a new garment, but not what lies under it in its region (a pocket’s dark edge)', () => {
+    const drawn = syntheticPerson();
+    // The right hand's region runs from y 320 to 354 around x 115; its lowest rows become a dark pocket edge.
+    for (let y = 346; y < 356; y++) for (let x = 100; x < 130; x++) drawn.image.data.set(OLD_TOP, (y * W + x) * 3);
+    assert.equal(drawn.person.layout.labels[352 * W + 115], REGION.rightHand);
+    const block = {
+      x0: 95,
+      y0: 300,
+      width: 40,
+      height: 60,
+      rgb: new Uint8Array(40 * 60 * 3).fill(200),
+      alpha: new Float32Array(40 * 60).fill(1),
+      sleeve: new Uint8Array(40 * 60).fill(1),
+    };
+    const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: block, category: 'top' }] });
+    assert.deepEqual(pixel(composed, 115, 330), pixel(drawn.image.data, 115, 330), 'the bare hand keeps its bytes');
+    const pocket = pixel(composed, 115, 352);
+    assert.ok(distanceTo(pocket, [200, 200, 200]) < 30, `the pocket's edge became ${pocket}`);
+  });
+
   test('painted skin on a limb is round: darker towards its side than on its axis', () => {
     // The left upper arm runs from (250, 150) to (275, 240); at row 225 its axis is at x ≈ 271, and (264, 227) lies
     // 7 px across it (the old sleeve is 14 px wide each side, so the photo's shading is flat at both), both on the old

@@ -46,6 +46,11 @@ export interface ComposeInput {
 
 const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
 const NEVER_COVERED = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
+const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
+/** A hand's soft edge: pixels this close to its bare skin stay in front with it. */
+const HAND_EDGE = 2;
+/** Below this share of a hand's region looking like skin, the skin's colour is not the hand's: all of it stays. */
+const HAND_SKIN = 0.3;
 const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]);
 /**
  * Shading: local luminance (radius 8) over its surroundings (radius 32) among its own material (shading.ts), limited,
@@ -293,6 +298,36 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
   return out;
 }
 
+/**
+ * Which hand pixels of a layer's box stay in front of it: the bare skin of the hands and HAND_EDGE pixels round it
+ * (its soft edge). A hand's region is drawn round the hand's landmarks and also holds what lies under a hand in a
+ * pocket or beside it (the pocket's dark edge, an old cuff), which would show through a new garment in patches.
+ * When the skin's colour is not found on a hand at all (a glove, a hand in deep shade), the whole region stays.
+ */
+function handsInFront(labels: Uint8Array, width: number, layer: Layer, skinLike: Float32Array, skinArea: Float32Array): Uint8Array {
+  const { x0, y0, width: lw, height: lh } = layer;
+  const bare = new Uint8Array(lw * lh);
+  const region = new Uint8Array(lw * lh);
+  let regionPixels = 0;
+  let barePixels = 0;
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const o = y * lw + x;
+      if (!HANDS.has(labels[(y0 + y) * width + x0 + x]!)) continue;
+      region[o] = 1;
+      regionPixels++;
+      if (skinLike[o] === 1 && skinArea[o]! >= BARE.share) {
+        bare[o] = 1;
+        barePixels++;
+      }
+    }
+  }
+  if (barePixels < HAND_SKIN * regionPixels) return region;
+  const near = squareFilter(bare, lw, lh, HAND_EDGE, true);
+  for (let o = 0; o < near.length; o++) near[o] = near[o]! & region[o]!;
+  return near;
+}
+
 /** One garment over the picture so far, shaded by the photo, behind what must stay in front. */
 function drawLayer(
   out: Uint8Array,
@@ -321,6 +356,7 @@ function drawLayer(
     }
   }
   const skinArea = boxMean(skinLike, lw, lh, BARE.radius);
+  const hands = handsInFront(labels, width, layer, skinLike, skinArea);
   // Where the garment may show: not over the head, hair or hands; over arms only as a sleeve or at the shoulder caps.
   const allowed = new Float32Array(lw * lh);
   for (let y = 0; y < lh; y++) {
@@ -328,7 +364,7 @@ function drawLayer(
       const o = y * lw + x;
       const i = (y0 + y) * width + x0 + x;
       const label = labels[i]!;
-      let ok = !NEVER_COVERED.has(label);
+      let ok = HANDS.has(label) ? !hands[o] : !NEVER_COVERED.has(label);
       // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps).
       if (ok && (ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
