@@ -26,8 +26,6 @@ export interface Bone {
 const PERSON_THRESHOLD = 128;
 /** Work on a grid this many times coarser than the photo, then label full-resolution pixels from it. */
 const SCALE = 2;
-/** The head reaches this share of its length (chin to crown) below the chin, for the jaw's round. */
-const CHIN_MARGIN = 0.05;
 /** Inside the torso quadrilateral, a bone must be this close (in its radii) to win over the torso. */
 const TORSO_SCORE = 0.75;
 
@@ -124,7 +122,6 @@ function nearestRegion(x: number, y: number, bones: readonly Bone[], torso: read
   }
   for (let k = 0; k < bones.length; k++) {
     const bone = bones[k]!;
-    if (bone.region === REGION.head && belowChin(x, y, bone)) continue;
     const score2 = segmentDistance2(x, y, bone) / (bone.radius * bone.radius);
     if (score2 < bestScore2) {
       bestScore2 = score2;
@@ -132,18 +129,6 @@ function nearestRegion(x: number, y: number, bones: readonly Bone[], torso: read
     }
   }
   return best;
-}
-
-/**
- * Whether (x, y) lies below the chin, across the line through it square to the head's axis (the head bone runs
- * from the chin `a` to the crown `b`). The head's round end would otherwise reach a head's width down beside the
- * neck, over the collar and the tops of the shoulders, where a new garment must be drawn; hair hanging there is the
- * head's by its colour (hairOverShoulders).
- */
-function belowChin(x: number, y: number, head: Bone): boolean {
-  const ax = head.b.x - head.a.x;
-  const ay = head.b.y - head.a.y;
-  return (x - head.a.x) * ax + (y - head.a.y) * ay < -CHIN_MARGIN * (ax * ax + ay * ay);
 }
 
 /** Mean RGB of the cells of rows [y0, y1) where `select` holds, on the coarse grid; null when fewer than `min`. */
