@@ -3,6 +3,7 @@
  * old long-sleeved top and trousers) and a drawn flat T-shirt cut-out, for
  * the warp engine's fitting, compositing and post-condition tests.
  */
+import type { Layer } from '../../server/engines/warp/fit/render.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
 import { POSE, type Landmark, type PersonAnalysis, type RawImage } from '../../server/vision/types.ts';
@@ -139,5 +140,24 @@ export function syntheticTee(): GarmentCutout {
       leftHem: { x: 150, y: 229 },
       rightHem: { x: 50, y: 229 },
     },
+  };
+}
+
+/** A drawn layer: an opaque (or `alpha`) grey rectangle in photo pixels, all of it the garment's body (or sleeve). */
+export function greyLayer(
+  x0: number,
+  y0: number,
+  width: number,
+  height: number,
+  options: { alpha?: number; sleeve?: boolean } = {},
+): Layer {
+  return {
+    x0,
+    y0,
+    width,
+    height,
+    rgb: new Uint8Array(width * height * 3).fill(200),
+    alpha: new Float32Array(width * height).fill(options.alpha ?? 1),
+    sleeve: new Uint8Array(width * height).fill(options.sleeve ? 1 : 0),
   };
 }

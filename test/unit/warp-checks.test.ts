@@ -16,7 +16,7 @@ import { placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { renderGarment, type Layer } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { POSE, REGION } from '../../server/vision/types.ts';
-import { H, W, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+import { H, W, greyLayer, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const { image, person } = syntheticPerson();
 const body = bodyFrame(person);
@@ -26,17 +26,7 @@ const result = compose({ image, person, layers: [{ layer: placed, category: 'top
 
 /** A layer that is a solid (or translucent) rectangle in photo pixels. */
 function rectangle(x0: number, y0: number, x1: number, y1: number, alpha = 1): Layer {
-  const width = x1 - x0;
-  const height = y1 - y0;
-  return {
-    x0,
-    y0,
-    width,
-    height,
-    rgb: new Uint8Array(width * height * 3).fill(200),
-    alpha: new Float32Array(width * height).fill(alpha),
-    sleeve: new Uint8Array(width * height),
-  };
+  return greyLayer(x0, y0, x1 - x0, y1 - y0, { alpha });
 }
 
 describe('warp post-conditions', () => {

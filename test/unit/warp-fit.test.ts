@@ -22,7 +22,7 @@ import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { REGION } from '../../server/vision/types.ts';
-import { H, OLD_TOP, SKIN, W, WALL, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
 const close = (a: number, b: number, eps: number, what = ''): void => assert.ok(Math.abs(a - b) <= eps, `${what} ${a} vs ${b} (±${eps})`);
@@ -334,15 +334,7 @@ describe('rendering and compositing', () => {
   test('the old top’s loose sides go beside a new top, and stay across a band below its hem (no notches of wall)', () => {
     // A short new top over the middle of the torso from the shoulders to y 255; the old top runs on below it (the
     // torso's label to y 270) and stands out past the torso's core (shoulders to hip joints) at its sides.
-    const short = {
-      x0: 170,
-      y0: 150,
-      width: 60,
-      height: 106,
-      rgb: new Uint8Array(60 * 106 * 3).fill(200),
-      alpha: new Float32Array(60 * 106).fill(1),
-      sleeve: new Uint8Array(60 * 106),
-    };
+    const short = greyLayer(170, 150, 60, 106);
     const composed = compose({ image, person, layers: [{ layer: short, category: 'top' }] });
     assert.equal(person.layout.labels[250 * W + 158], REGION.torso);
     assert.equal(person.layout.labels[265 * W + 158], REGION.torso);
@@ -359,15 +351,7 @@ describe('rendering and compositing', () => {
       drawn.image.data.set(edge, (y * W + 154) * 3);
       drawn.person.matte.data[y * W + 154] = 80;
     }
-    const short = {
-      x0: 170,
-      y0: 150,
-      width: 60,
-      height: 106,
-      rgb: new Uint8Array(60 * 106 * 3).fill(200),
-      alpha: new Float32Array(60 * 106).fill(1),
-      sleeve: new Uint8Array(60 * 106),
-    };
+    const short = greyLayer(170, 150, 60, 106);
     const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: short, category: 'top' }] });
     const outline = pixel(composed, 154, 230);
     assert.ok(distanceTo(outline, WALL) < 12, `the outline became ${outline}, the wall is ${WALL}`);
@@ -379,15 +363,7 @@ describe('rendering and compositing', () => {
     for (let y = 190; y < 200; y++) for (let x = 258; x < 268; x += 3) drawn.image.data.set(SKIN, (y * W + x) * 3);
     assert.equal(drawn.person.layout.labels[195 * W + 261], REGION.leftUpperArm);
     // A new top's body (not its sleeve) laid over the upper arm.
-    const block = {
-      x0: 240,
-      y0: 170,
-      width: 50,
-      height: 50,
-      rgb: new Uint8Array(50 * 50 * 3).fill(200),
-      alpha: new Float32Array(50 * 50).fill(1),
-      sleeve: new Uint8Array(50 * 50),
-    };
+    const block = greyLayer(240, 170, 50, 50);
     const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: block, category: 'top' }] });
     const speck = pixel(composed, 261, 195);
     assert.ok(distanceTo(speck, [200, 200, 200]) < 30, `the speck became ${speck}`);
@@ -398,15 +374,7 @@ describe('rendering and compositing', () => {
     // The right hand's region runs from y 320 to 354 around x 115; its lowest rows become a dark pocket edge.
     for (let y = 346; y < 356; y++) for (let x = 100; x < 130; x++) drawn.image.data.set(OLD_TOP, (y * W + x) * 3);
     assert.equal(drawn.person.layout.labels[352 * W + 115], REGION.rightHand);
-    const block = {
-      x0: 95,
-      y0: 300,
-      width: 40,
-      height: 60,
-      rgb: new Uint8Array(40 * 60 * 3).fill(200),
-      alpha: new Float32Array(40 * 60).fill(1),
-      sleeve: new Uint8Array(40 * 60).fill(1),
-    };
+    const block = greyLayer(95, 300, 40, 60, { sleeve: true });
     const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: block, category: 'top' }] });
     assert.deepEqual(pixel(composed, 115, 330), pixel(drawn.image.data, 115, 330), 'the bare hand keeps its bytes');
     const pocket = pixel(composed, 115, 352);
@@ -431,15 +399,7 @@ describe('cloth resting on the shoulders', () => {
     const body = bodyFrame(person);
     // A flat garment's square top, drawn as one opaque block from above the shoulders to below the hips.
     const [x0, y0, width, height] = [100, 120, 200, 280];
-    const layer = {
-      x0,
-      y0,
-      width,
-      height,
-      rgb: new Uint8Array(width * height * 3).fill(200),
-      alpha: new Float32Array(width * height).fill(1),
-      sleeve: new Uint8Array(width * height),
-    };
+    const layer = greyLayer(x0, y0, width, height);
     restOnShoulders(layer, body, person);
     const alpha = (x: number, y: number): number => layer.alpha[(y - y0) * width + x - x0]!;
     assert.equal(alpha(115, 130), 0, 'a corner above and beyond the right shoulder');
