@@ -11,10 +11,18 @@ function inverseCounts(size: number, r: number): Float32Array {
   return out;
 }
 
-/** Mean over a (2r+1)² window at every pixel (window clipped at the edges), with running sums. */
-export function boxMean(src: Float32Array, width: number, height: number, r: number): Float32Array {
-  const tmp = new Float32Array(width * height);
-  const out = new Float32Array(width * height);
+/**
+ * Mean over a (2r+1)² window at every pixel (window clipped at the edges), with running sums. `out` and `tmp` may be
+ * given (width × height each) by a caller that filters many images of one size.
+ */
+export function boxMean(
+  src: Float32Array,
+  width: number,
+  height: number,
+  r: number,
+  out = new Float32Array(width * height),
+  tmp = new Float32Array(width * height),
+): Float32Array {
   const invX = inverseCounts(width, r);
   const invY = inverseCounts(height, r);
   // Horizontal pass: a running sum along each row.

@@ -81,6 +81,12 @@ function binnedRatio(lum: Float32Array, width: number, height: number, fine: num
   const ratio = new Float32Array(n);
   const weight = new Float32Array(n);
   const weighted = new Float32Array(n);
+  // The box filters' buffers, reused for every bin.
+  const fineWeight = new Float32Array(n);
+  const fineSum = new Float32Array(n);
+  const coarseWeight = new Float32Array(n);
+  const coarseSum = new Float32Array(n);
+  const tmp = new Float32Array(n);
   for (let k = 0; k <= BINS; k++) {
     if (count[k]! < 1) continue;
     for (let i = 0; i < n; i++) {
@@ -88,10 +94,10 @@ function binnedRatio(lum: Float32Array, width: number, height: number, fine: num
       weight[i] = w;
       weighted[i] = w * lum[i]!;
     }
-    const fineWeight = boxMean(weight, width, height, fine);
-    const fineSum = boxMean(weighted, width, height, fine);
-    const coarseWeight = boxMean(weight, width, height, coarse);
-    const coarseSum = boxMean(weighted, width, height, coarse);
+    boxMean(weight, width, height, fine, fineWeight, tmp);
+    boxMean(weighted, width, height, fine, fineSum, tmp);
+    boxMean(weight, width, height, coarse, coarseWeight, tmp);
+    boxMean(weighted, width, height, coarse, coarseSum, tmp);
     for (let i = 0; i < n; i++) {
       const w = weight[i]!;
       if (w === 0) continue;
