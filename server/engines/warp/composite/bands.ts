@@ -28,9 +28,10 @@ const BAND = { contrast: 45, longest: 0.45, gap: 2, window: 0.06 } as const;
 const FRINGE = { reach: 3, lean: 0.1 } as const;
 
 const UPPER = new Set<number>([REGION.torso]);
-const KEPT = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
 const LOWER = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg]);
 const TRUNK = new Set<number>([REGION.torso, REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg]);
+/** Never touched by the fringe: the head and the hands keep their bytes. */
+const KEPT = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
 
 export interface BandInput {
   out: Uint8Array;

@@ -54,8 +54,8 @@ const HAND_SKIN = 0.3;
 const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]);
 /**
  * Shading: local luminance (radius 8) over its surroundings (radius 32) among its own material (shading.ts), limited,
- * and how strongly it applies;
- * it fades where the old clothing is textured (a logo or pattern is not a fold): local deviation above `texture`.
+ * and how strongly it applies; it fades where the old clothing is textured (a logo or pattern is not a fold): local
+ * deviation above `texture`.
  */
 const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
 /** Painted skin's shading: local luminance (radius 6) over its surroundings (radius 24), among its own material. */
