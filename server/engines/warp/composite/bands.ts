@@ -11,7 +11,8 @@
  * with it.
  */
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { clothingColour, isSkin, type SkinModel } from './colour.ts';
+import { GARMENTS_APART, clothingColour, isSkin, type SkinModel } from './colour.ts';
+import { HEAD_AND_HANDS } from './regions.ts';
 
 /**
  * Old garment and neighbour must differ this much in mean colour to be told apart pixel by pixel; a band may be
@@ -19,7 +20,7 @@ import { clothingColour, isSkin, type SkinModel } from './colour.ts';
  * colour (a stripe, a seam) do not end a band; a column's band ends where its neighbours' do, within `window`
  * torso lengths.
  */
-const BAND = { contrast: 45, longest: 0.45, gap: 2, window: 0.06 } as const;
+const BAND = { contrast: GARMENTS_APART, longest: 0.45, gap: 2, window: 0.06 } as const;
 
 /**
  * The band's fringe reaches this many pixels past it, and leans at least `lean` of the way from the top's colour to
@@ -30,8 +31,6 @@ const FRINGE = { reach: 3, lean: 0.1 } as const;
 const UPPER = new Set<number>([REGION.torso]);
 const LOWER = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg]);
 const TRUNK = new Set<number>([REGION.torso, REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg]);
-/** Never touched by the fringe: the head and the hands keep their bytes. */
-const KEPT = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
 
 export interface BandInput {
   out: Uint8Array;
@@ -146,7 +145,7 @@ function blendFringe(input: BandInput, replaced: Uint8Array, top: readonly numbe
   for (let y = Math.max(0, y0 - FRINGE.reach); y <= Math.min(height - 1, y1 + FRINGE.reach); y++) {
     for (let x = Math.max(0, x0 - FRINGE.reach); x <= Math.min(width - 1, x1 + FRINGE.reach); x++) {
       const i = y * width + x;
-      if (replaced[i] || coverage[i]! >= 0.5 || person.matte.data[i]! < 16 || KEPT.has(person.layout.labels[i]!)) continue;
+      if (replaced[i] || coverage[i]! >= 0.5 || person.matte.data[i]! < 16 || HEAD_AND_HANDS.has(person.layout.labels[i]!)) continue;
       const j = i * channels;
       if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
       const sum = [0, 0, 0];

@@ -99,6 +99,9 @@ export function skinModel(image: RawImage, person: PersonAnalysis): SkinModel | 
   );
 }
 
+/** Two garments whose mean colours are at least this far apart (RGB distance) are told apart pixel by pixel. */
+export const GARMENTS_APART = 45;
+
 /** How far painted skin follows the photo's shading (shading.ts), either way. */
 const SKIN_SHADE = { min: 0.88, max: 1.08 } as const;
 

@@ -28,6 +28,7 @@ import { boxMean, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
+import { HEAD_AND_HANDS } from './regions.ts';
 import { shadingRatio } from './shading.ts';
 
 export interface PlacedLayer {
@@ -45,7 +46,6 @@ export interface ComposeInput {
 }
 
 const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
-const NEVER_COVERED = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
 const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
 /** A hand's soft edge: pixels this close to its bare skin stay in front with it. */
 const HAND_EDGE = 2;
@@ -205,7 +205,7 @@ function clearOutline(out: Uint8Array, person: PersonAnalysis, background: Uint8
   const labels = person.layout.labels;
   const near = squareFilter(walled, width, height, OUTLINE, true);
   const kept = new Uint8Array(width * height);
-  for (let i = 0; i < kept.length; i++) kept[i] = NEVER_COVERED.has(labels[i]!) ? 1 : 0;
+  for (let i = 0; i < kept.length; i++) kept[i] = HEAD_AND_HANDS.has(labels[i]!) ? 1 : 0;
   const protectedEdge = squareFilter(kept, width, height, OUTLINE, true);
   for (let i = 0; i < near.length; i++) {
     const matte = person.matte.data[i]!;
@@ -364,7 +364,7 @@ function drawLayer(
       const o = y * lw + x;
       const i = (y0 + y) * width + x0 + x;
       const label = labels[i]!;
-      let ok = HANDS.has(label) ? !hands[o] : !NEVER_COVERED.has(label);
+      let ok = HANDS.has(label) ? !hands[o] : !HEAD_AND_HANDS.has(label);
       // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps).
       if (ok && (ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;

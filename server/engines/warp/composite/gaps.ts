@@ -8,13 +8,13 @@
  * in from both sides of the gap along the row. Gaps over skin (an arm
  * between sleeve and body), the head or the hands stay open.
  */
-import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import type { PersonAnalysis, RawImage } from '../../../vision/types.ts';
 import type { Layer } from '../fit/render.ts';
 import { isSkin, type SkinModel } from './colour.ts';
+import { HEAD_AND_HANDS } from './regions.ts';
 
 /** The widest gap closed, in shoulder widths. */
 const GAP = 0.2;
-const NEVER = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
 /** A gap's end colour is the mean of this many garment pixels; the fill is smoothed over this many rows each way. */
 const EDGE = 3;
 const SMOOTH = 4;
@@ -49,7 +49,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
     for (let x = left + 1; x < right; x++) {
       const o = row + x;
       const i = (y0 + y) * width + x0 + x;
-      if (person.matte.data[i]! < 128 || NEVER.has(person.layout.labels[i]!)) continue;
+      if (person.matte.data[i]! < 128 || HEAD_AND_HANDS.has(person.layout.labels[i]!)) continue;
       const j = i * channels;
       if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
       const t = (x - left) / (right - left);

@@ -6,15 +6,15 @@
  * does not show as a band below the new one.
  */
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { isSkin, type SkinModel } from '../composite/colour.ts';
+import { GARMENTS_APART, isSkin, type SkinModel } from '../composite/colour.ts';
 import { add, type BodyFrame } from './body.ts';
 
 /**
  * In torso lengths along the axis: where the old top's colour is taken (the chest), how far down the search goes,
  * and how many rows of another colour end it (a stripe or a seam does not). In shoulder widths: the half-width of
- * the strip sampled on the centre line. Colours this far apart are two garments (bands.ts uses the same).
+ * the strip sampled on the centre line. Colours GARMENTS_APART apart are two garments.
  */
-const OLD_HEM = { reference: 0.45, deepest: 1.5, run: 0.04, half: 0.06, contrast: 45 } as const;
+const OLD_HEM = { reference: 0.45, deepest: 1.5, run: 0.04, half: 0.06, contrast: GARMENTS_APART } as const;
 
 /** The depth at which the old top ends on the centre line, or null when it cannot be told (bare chest, hands). */
 export function oldTopHem(image: RawImage, person: PersonAnalysis, body: BodyFrame, skin: SkinModel | null): number | null {

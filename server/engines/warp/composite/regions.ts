@@ -1,0 +1,5 @@
+/** Body regions that the compositing steps treat alike. */
+import { REGION } from '../../../vision/types.ts';
+
+/** The head (face and hair) and the hands: no step draws over them or repaints them (a hand's bare skin, compose.ts). */
+export const HEAD_AND_HANDS: ReadonlySet<number> = new Set<number>([REGION.head, REGION.leftHand, REGION.rightHand]);
