@@ -131,6 +131,15 @@ function nearestRegion(x: number, y: number, bones: readonly Bone[], torso: read
   return best;
 }
 
+/**
+ * The region the bones alone give each photo pixel, as the layout labels it before hair is grown into the head by
+ * colour: a function of the pixel's coordinates.
+ */
+export function boneRegions(landmarks: readonly Landmark[]): (x: number, y: number) => number {
+  const { bones, torso, unit } = skeleton(landmarks, SCALE);
+  return (x, y) => nearestRegion(Math.floor(x / SCALE) + 0.5, Math.floor(y / SCALE) + 0.5, bones, torso, unit);
+}
+
 /** Mean RGB of the cells of rows [y0, y1) where `select` holds, on the coarse grid; null when fewer than `min`. */
 function meanColour(
   image: RawImage,

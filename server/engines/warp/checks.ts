@@ -5,8 +5,8 @@
  * customer never sees a broken picture.
  *
  * - face: the face and hair are the photo's own bytes (the core of the
- *   head region and of Face Mesh's face oval; their soft rim may mix with
- *   a collar);
+ *   head region above the chin and of Face Mesh's face oval; their soft rim
+ *   may mix with a collar);
  * - placement: each garment lies on the body it was fitted to: close to
  *   the person's outline (no wings, pads or tails; a skirt or a dress
  *   below the hips hangs free), inside the person's box
@@ -28,6 +28,7 @@ import { squareFilter } from '../../kernel/raster.ts';
 import { summarise } from './cutout/alpha.ts';
 import { layerCoverage } from './composite/compose.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
+import { chinRow } from './composite/neckline.ts';
 
 export interface Violation {
   check: 'face' | 'placement' | 'opacity' | 'old-clothing' | 'pose';
@@ -68,10 +69,12 @@ const TRANSLUCENT = 0.25;
 export function faceViolation(image: RawImage, result: Uint8Array, person: PersonAnalysis, face?: Mask | null): Violation | null {
   const { width, height, channels, data } = image;
   const labels = person.layout.labels;
+  // Below the chin the head's region reaches over the neck and the old top's collar, which may become neck skin.
+  const chin = chinRow(person);
   const head = (x: number, y: number): boolean => {
     if (x < 0 || y < 0 || x >= width || y >= height) return false;
     const i = y * width + x;
-    return (labels[i] === REGION.head && person.matte.data[i]! >= 250) || (face ? face.data[i]! >= 128 : false);
+    return (labels[i] === REGION.head && person.matte.data[i]! >= 250 && y <= chin) || (face ? face.data[i]! >= 128 : false);
   };
   let core = 0;
   let changed = 0;

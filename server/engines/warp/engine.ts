@@ -169,7 +169,7 @@ export class WarpEngine implements Engine {
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
         layers.push({ layer, category: cutout.category });
       }
-      const rgb = compose({ image, person, layers, skin });
+      const rgb = compose({ image, person, layers, skin, face: face?.oval });
       const changedFace = faceViolation(image, rgb, person, face?.oval);
       const old = oldClothingViolation(image, rgb, person, skin, layers);
       return { rgb, violations: [...violations, ...(changedFace ? [changedFace] : []), ...(old ? [old] : [])], level: worst };

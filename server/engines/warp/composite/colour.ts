@@ -14,6 +14,9 @@ export interface SkinModel {
   rgb: [number, number, number];
 }
 
+/** Skin is bare where at least `share` of the pixels within `radius` look like skin (a pink shirt's specks are not). */
+export const BARE = { radius: 2, share: 0.6 } as const;
+
 export const luma = (r: number, g: number, b: number): number => 0.299 * r + 0.587 * g + 0.114 * b;
 const cbOf = (r: number, g: number, b: number): number => -0.1687 * r - 0.3313 * g + 0.5 * b;
 const crOf = (r: number, g: number, b: number): number => 0.5 * r - 0.4187 * g - 0.0813 * b;

@@ -7,27 +7,27 @@
  *    background (where loose old clothing stood away from the body, in the
  *    rows the new garment covers: below a shorter new top the old one stays
  *    across its width); above
- *    a new top's neckline, the old top's collar becomes neck and chest
- *    (neckline.ts).
+ *    a new top's neckline, the old top's collar becomes neck and chest,
+ *    and so does an old collar below the chin (neckline.ts).
  * 2. Each garment takes the person's shading: the photo's local luminance
  *    relative to its surroundings (folds, shadows) multiplies the garment's
  *    colour, so hues stay the garment's own.
  * 3. Layers go on in order with their anti-aliased alpha, behind the head
- *    and hair and the hands always, and behind the arms except for sleeves
+ *    (below the chin only its skin and hair) and the hands always, and behind the arms except for sleeves
  *    and the shoulder caps.
  *
  * Pixels that no step touches keep the photo's exact bytes: the face, hands
  * and background are untouched.
  */
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
-import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { replaceWaistBand } from './bands.ts';
-import { bareNeckline } from './neckline.ts';
+import { bareNeckline, bareUnderChin } from './neckline.ts';
 import { bodyFrame } from '../fit/body.ts';
 import { boxMean, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
-import { isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
+import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
 import { HEAD_AND_HANDS } from './regions.ts';
 import { shadingRatio } from './shading.ts';
 
@@ -43,6 +43,8 @@ export interface ComposeInput {
   layers: PlacedLayer[];
   /** The person's skin colour when known better than from the pose's face points (Face Mesh's skin). */
   skin?: SkinModel | null;
+  /** Face Mesh's face oval (0/255), when found. */
+  face?: Mask | null;
 }
 
 const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
@@ -60,8 +62,6 @@ const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.
 const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
 /** Painted skin's shading: local luminance (radius 6) over its surroundings (radius 24), among its own material. */
 const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
-/** Skin is bare where at least `share` of the pixels within `radius` look like skin. */
-const BARE = { radius: 2, share: 0.6 } as const;
 /** The body's core: within this share (squared) of each bone's radius. */
 const CORE_RADIUS2 = 0.8;
 /** Painted skin on a limb is this much darker at the core's edge than on the limb's axis. */
@@ -101,14 +101,16 @@ export function compose(input: ComposeInput): Uint8Array {
   removeOldClothing(out, image, person, skin, shading, coverage, kinds);
   // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
   const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
+  let underChin: Uint8Array | null = null;
   if (necklines.length > 0 && skin) {
     const upperCoverage = layerCoverage(necklines, width, height);
     bareNeckline({ out, image, person, skin, upperCoverage, shading });
+    underChin = bareUnderChin({ out, image, person, skin, shading, face: input.face });
   }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
     replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength });
-  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed);
+  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin);
   return out;
 }
 
@@ -336,6 +338,7 @@ function drawLayer(
   person: PersonAnalysis,
   skin: SkinModel | null,
   placed: PlacedLayer,
+  underChin: Uint8Array | null,
 ): void {
   const { width, data, channels } = image;
   const { layer, category } = placed;
@@ -364,7 +367,7 @@ function drawLayer(
       const o = y * lw + x;
       const i = (y0 + y) * width + x0 + x;
       const label = labels[i]!;
-      let ok = HANDS.has(label) ? !hands[o] : !HEAD_AND_HANDS.has(label);
+      let ok = HANDS.has(label) ? !hands[o] : !HEAD_AND_HANDS.has(label) || (underChin !== null && underChin[i]! > 0);
       // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps).
       if (ok && (ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;

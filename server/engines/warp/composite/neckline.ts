@@ -12,9 +12,10 @@
  * the colour of the hair (long hair falls there) take the skin colour with the
  * photo's broad shading, as removeOldClothing paints old sleeves.
  */
-import { skeleton } from '../../../vision/body-layout.ts';
-import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { isSkin, shadedSkin, type SkinModel } from './colour.ts';
+import { boneRegions, skeleton } from '../../../vision/body-layout.ts';
+import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { BARE, isSkin, shadedSkin, type SkinModel } from './colour.ts';
+import { boxMean } from '../../../kernel/raster.ts';
 
 /**
  * In shoulder widths: a neckline starts at most NECKLINE_DEPTH below the shoulder line, and what is painted above
@@ -24,6 +25,8 @@ const NECKLINE_DEPTH = 0.3;
 const COLLAR = 0.3;
 /** A pixel this close to the hair's mean colour may be hair, and is left alone. */
 const HAIR_DISTANCE = 45;
+/** Pixels within this many standard deviations of the hair's colours, channel by channel, may be hair. */
+const HAIR_SPREAD = 2;
 /** The hair's colour is known from at least this many non-skin pixels of the head above the eyes. */
 const MIN_HAIR_PIXELS = 50;
 
@@ -70,7 +73,7 @@ export function bareNeckline(input: NecklineInput): number {
       const g = data[j + 1]!;
       const b = data[j + 2]!;
       if (isSkin(skin, r, g, b)) continue;
-      if (hair && Math.hypot(r - hair[0], g - hair[1], b - hair[2]) < HAIR_DISTANCE) continue;
+      if (hair?.near(r, g, b)) continue;
       const keep = upperCoverage[i]!;
       for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(skin, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
       painted++;
@@ -79,11 +82,118 @@ export function bareNeckline(input: NecklineInput): number {
   return painted;
 }
 
-/** The mean colour of the head's non-skin pixels above the eyes (the hair), or null when too few show. */
-function hairColour(image: RawImage, person: PersonAnalysis, skin: SkinModel): [number, number, number] | null {
+/**
+ * The row below which the head's region is neck and shoulders, not face: the chin's. The head's region is the head's
+ * bone widened by a head's radius, so its round end reaches below the chin over a collar and the tops of the shoulders.
+ */
+export function chinRow(person: PersonAnalysis): number {
+  const head = skeleton(person.landmarks).bones.find((bone) => bone.region === REGION.head)!;
+  return Math.round(head.a.y);
+}
+
+export interface UnderChinInput {
+  out: Uint8Array;
+  image: RawImage;
+  person: PersonAnalysis;
+  skin: SkinModel;
+  /** The photo's shading (shading.ts), which painted skin takes. */
+  shading: Float32Array;
+  /** Face Mesh's face oval (0/255), when found: never painted. */
+  face?: Mask | null;
+}
+
+/** The neck's own colour is known from at least this many of its skin pixels below the chin. */
+const MIN_NECK_PIXELS = 30;
+
+/**
+ * The head's region reaches below the chin (its round end, and hair the layout grew into it by colour) over the
+ * neck and the old top's collar, and it stays in front of every garment. Below the chin only its bare skin (skin
+ * over an area, as on the arms), the face oval and pixels of the hair's colours are the head; the rest is the old
+ * top (a shirt's collar, a sweatshirt's neckband), which a new top or dress may cover. What it does not cover
+ * becomes neck skin where the head's own bone reaches (not in hair grown by colour, unless no hair shows above the
+ * eyes to tell its colour), in the neck's own colour where enough of it shows (a neck in the chin's shadow is
+ * darker than the face). Returns the old top's pixels there: 2 painted as skin, 1 left as they were.
+ */
+export function bareUnderChin(input: UnderChinInput): Uint8Array {
+  const { out, image, person, skin, shading, face } = input;
+  const { width, height, data, channels } = image;
+  const labels = person.layout.labels;
+  const boneRegion = boneRegions(person.landmarks);
+  const clothing = new Uint8Array(width * height);
+  // The box of the head's region below the chin, widened by the bare-skin test's reach.
+  const top = Math.max(0, chinRow(person) + 1);
+  let x0 = width;
+  let x1 = -1;
+  let y1 = -1;
+  for (let y = top; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (labels[y * width + x] !== REGION.head) continue;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      y1 = y;
+    }
+  }
+  if (y1 < 0) return clothing;
+  x0 = Math.max(0, x0 - BARE.radius);
+  x1 = Math.min(width - 1, x1 + BARE.radius);
+  y1 = Math.min(height - 1, y1 + BARE.radius);
+  const bw = x1 - x0 + 1;
+  const bh = y1 - top + 1;
+  const skinLike = new Float32Array(bw * bh);
+  for (let y = top; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      // The wall beside the neck does not make its outline less bare.
+      const i = y * width + x;
+      const j = i * channels;
+      skinLike[(y - top) * bw + x - x0] = person.matte.data[i]! < 128 || isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+    }
+  }
+  const skinArea = boxMean(skinLike, bw, bh, BARE.radius);
+  const hair = hairColour(image, person, skin);
+  const neck: [number, number, number] = [0, 0, 0];
+  let neckPixels = 0;
+  for (let y = top; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const i = y * width + x;
+      if (labels[i] !== REGION.head || person.matte.data[i]! < 128 || (face && face.data[i]! >= 128)) continue;
+      const k = (y - top) * bw + x - x0;
+      const j = i * channels;
+      if (isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) && skinArea[k]! >= BARE.share) {
+        neck[0] += data[j]!;
+        neck[1] += data[j + 1]!;
+        neck[2] += data[j + 2]!;
+        neckPixels++;
+      } else if (!hair || !hair.holds(data[j]!, data[j + 1]!, data[j + 2]!)) {
+        // Old clothing; painted only where the head's own bone reaches, not in hair the layout grew by colour (unless
+        // no hair shows above the eyes: then what the layout took for hair was clothing too).
+        const grown = hair && boneRegion(x, y) !== REGION.head;
+        clothing[i] = grown ? 1 : 2;
+      }
+    }
+  }
+  const colour: SkinModel =
+    neckPixels >= MIN_NECK_PIXELS ? { ...skin, rgb: [neck[0] / neckPixels, neck[1] / neckPixels, neck[2] / neckPixels] } : skin;
+  for (let i = top * width; i < clothing.length; i++) {
+    if (clothing[i] !== 2) continue;
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(colour, shading[i]!, c));
+  }
+  return clothing;
+}
+
+/** The hair's colours: their mean and spread. */
+interface Hair {
+  /** Within HAIR_DISTANCE of the mean. */
+  near(r: number, g: number, b: number): boolean;
+  /** Near, or within HAIR_SPREAD standard deviations of the mean in every channel (strands, their shadows and shine). */
+  holds(r: number, g: number, b: number): boolean;
+}
+
+/** The head's non-skin pixels above the eyes (the hair), or null when too few show. */
+function hairColour(image: RawImage, person: PersonAnalysis, skin: SkinModel): Hair | null {
   const { width, data, channels } = image;
   const eyesY = Math.min(person.landmarks[POSE.leftEye]!.y, person.landmarks[POSE.rightEye]!.y);
-  const sum: [number, number, number] = [0, 0, 0];
+  const sum = [0, 0, 0];
+  const sum2 = [0, 0, 0];
   let n = 0;
   for (let y = 0; y < Math.min(image.height, Math.round(eyesY)); y++) {
     for (let x = 0; x < width; x++) {
@@ -91,11 +201,21 @@ function hairColour(image: RawImage, person: PersonAnalysis, skin: SkinModel): [
       if (person.layout.labels[i] !== REGION.head || person.matte.data[i]! < 200) continue;
       const j = i * channels;
       if (isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
-      sum[0] += data[j]!;
-      sum[1] += data[j + 1]!;
-      sum[2] += data[j + 2]!;
+      for (let c = 0; c < 3; c++) {
+        sum[c]! += data[j + c]!;
+        sum2[c]! += data[j + c]! * data[j + c]!;
+      }
       n++;
     }
   }
-  return n >= MIN_HAIR_PIXELS ? [sum[0] / n, sum[1] / n, sum[2] / n] : null;
+  if (n < MIN_HAIR_PIXELS) return null;
+  const mean = sum.map((v) => v / n);
+  const spread = sum2.map((v, c) => HAIR_SPREAD * Math.sqrt(Math.max(0, v / n - mean[c]! * mean[c]!)));
+  const near = (r: number, g: number, b: number): boolean => Math.hypot(r - mean[0]!, g - mean[1]!, b - mean[2]!) < HAIR_DISTANCE;
+  return {
+    near,
+    holds: (r, g, b) =>
+      near(r, g, b) ||
+      (Math.abs(r - mean[0]!) <= spread[0]! && Math.abs(g - mean[1]!) <= spread[1]! && Math.abs(b - mean[2]!) <= spread[2]!),
+  };
 }

@@ -1,0 +1,106 @@
+/**
+ * Below the chin the head's region reaches over the neck and the old top's collar. There only bare skin, the face
+ * oval and hair-coloured pixels are the head: an old collar becomes neck skin, and a new top may cover it.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { faceViolation } from '../../server/engines/warp/checks.ts';
+import { skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { compose } from '../../server/engines/warp/composite/compose.ts';
+import { bareUnderChin, chinRow } from '../../server/engines/warp/composite/neckline.ts';
+import { boneRegions } from '../../server/vision/body-layout.ts';
+import { REGION, type Mask } from '../../server/vision/types.ts';
+import { H, OLD_TOP, SKIN, W, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
+
+const HAIR: [number, number, number] = [60, 40, 30];
+const flat = new Float32Array(W * H).fill(1);
+const distance = (a: ArrayLike<number>, b: readonly number[]): number => Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
+const pixel = (data: Uint8Array, i: number): number[] => [data[i * 3]!, data[i * 3 + 1]!, data[i * 3 + 2]!];
+
+/** The drawn person with hair above the eyes and the old top's colour on the head's bone region left of x = 200 below the chin. */
+function personWithCollar() {
+  const { image, person } = syntheticPerson();
+  const chin = chinRow(person);
+  const boneRegion = boneRegions(person.landmarks);
+  const collar: number[] = [];
+  const neck: number[] = [];
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      // The head's region as its bone reaches (at the neck's outline the layout may label a pixel otherwise).
+      if (person.layout.labels[i] !== REGION.head || boneRegion(x, y) !== REGION.head) continue;
+      if (y < 60) image.data.set(HAIR, i * 3);
+      else if (y > chin + 2 && x < 200) (image.data.set(OLD_TOP, i * 3), collar.push(i));
+      else if (y > chin + 2) neck.push(i);
+    }
+  }
+  // Bare skin is skin over an area: the neck's pixels within 2 of the collar or the wall are not bare.
+  const bare = (i: number): boolean => {
+    for (let dy = -2; dy <= 2; dy++)
+      for (let dx = -2; dx <= 2; dx++) if (distance(pixel(image.data, i + dy * W + dx), SKIN) > 0) return false;
+    return true;
+  };
+  return { image, person, chin, collar, neck: neck.filter(bare) };
+}
+
+test('an old collar in the head’s region below the chin becomes neck skin; the face above the chin keeps its bytes', () => {
+  const { image, person, chin, collar, neck } = personWithCollar();
+  assert.ok(collar.length > 40 && neck.length > 40, `${collar.length} collar and ${neck.length} neck pixels drawn`);
+  const skin = skinModel(image, person)!;
+  const out = Uint8Array.from(image.data);
+  const clothing = bareUnderChin({ out, image, person, skin, shading: flat });
+  for (const i of collar) {
+    assert.equal(clothing[i], 2, `collar pixel ${i} painted`);
+    assert.ok(distance(pixel(out, i), SKIN) < 30, `collar pixel ${i} became ${pixel(out, i)}`);
+  }
+  for (const i of neck) assert.equal(clothing[i], 0, `neck pixel ${i} is skin, not clothing`);
+  for (let i = 0; i < (chin + 1) * W; i++) assert.deepEqual(pixel(out, i), pixel(image.data, i), `pixel ${i} above the chin changed`);
+});
+
+test('below the chin, hair-coloured pixels and the face oval keep their bytes', () => {
+  const { image, person, collar } = personWithCollar();
+  const hairAt = collar.slice(0, 10);
+  for (const i of hairAt) image.data.set([70, 48, 36], i * 3);
+  const oval: Mask = { data: new Uint8Array(W * H), width: W, height: H };
+  const ovalAt = collar.slice(-10);
+  for (const i of ovalAt) oval.data[i] = 255;
+  const skin = skinModel(image, person)!;
+  const out = Uint8Array.from(image.data);
+  const clothing = bareUnderChin({ out, image, person, skin, shading: flat, face: oval });
+  for (const i of [...hairAt, ...ovalAt]) {
+    assert.equal(clothing[i], 0, `pixel ${i} left as head`);
+    assert.deepEqual(pixel(out, i), pixel(image.data, i));
+  }
+  assert.ok(
+    collar.slice(10, -10).every((i) => clothing[i] === 2),
+    'the rest of the collar is painted',
+  );
+});
+
+test('a new top covers the old collar below the chin, but not the bare neck', () => {
+  const { image, person, chin, collar, neck } = personWithCollar();
+  const top = greyLayer(140, chin - 5, 120, 200);
+  const out = compose({ image, person, layers: [{ layer: top, category: 'top' }] });
+  // Inside the collar (its edge beside the bare neck is softened).
+  const all = new Set(collar);
+  const inside = collar.filter((i) => [-W - 1, -W, -W + 1, -1, 1, W - 1, W, W + 1].every((d) => all.has(i + d)));
+  assert.ok(inside.length > 20);
+  for (const i of inside) assert.ok(distance(pixel(out, i), [200, 200, 200]) < 40, `collar pixel ${i} is ${pixel(out, i)}, not the top`);
+  for (const i of neck) assert.deepEqual(pixel(out, i), pixel(image.data, i), `neck pixel ${i} covered`);
+  for (let i = 0; i < (chin + 1) * W; i++)
+    if (person.layout.labels[i] === REGION.head)
+      assert.deepEqual(pixel(out, i), pixel(image.data, i), `head pixel ${i} above the chin changed`);
+});
+
+test('face check: a change in the head’s region below the chin is not a change of the face; above it, it is', () => {
+  const { image, person, chin } = personWithCollar();
+  const below = Uint8Array.from(image.data);
+  const above = Uint8Array.from(image.data);
+  for (let i = 0; i < W * H; i++) {
+    if (person.layout.labels[i] !== REGION.head) continue;
+    if (Math.floor(i / W) > chin) below.fill(90, i * 3, i * 3 + 3);
+    else if (Math.floor(i / W) > chin - 15) above.fill(90, i * 3, i * 3 + 3);
+  }
+  assert.equal(faceViolation(image, below, person), null);
+  assert.equal(faceViolation(image, above, person)?.check, 'face');
+});
