@@ -13,8 +13,8 @@
  *    relative to its surroundings (folds, shadows) multiplies the garment's
  *    colour, so hues stay the garment's own.
  * 3. Layers go on in order with their anti-aliased alpha, behind the head
- *    (below the chin only its skin and hair) and the hands always, and behind the arms except for sleeves
- *    and the shoulder caps.
+ *    (below the chin only its skin and hair) and the hands always, and
+ *    behind the arms except for sleeves and the shoulder caps.
  *
  * Pixels that no step touches keep the photo's exact bytes: the face, hands
  * and background are untouched.
