@@ -13,6 +13,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { isSkin, skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { chinRow } from '../../server/engines/warp/composite/neckline.ts';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
 import { REGION } from '../../server/vision/types.ts';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance.ts';
@@ -71,15 +72,17 @@ describe('the warp engine through the API', { skip: HAVE_PHOTOS ? false : 'no ..
     assert.deepEqual([result.info.width, result.info.height], [original.width, original.height]);
     const person = await analyzer.analyze(original);
     const skin = skinModel(original, person)!;
+    const chin = chinRow(person);
     const counts = { kept: 0, keptSame: 0, torso: 0, torsoLilac: 0 };
     person.layout.labels.forEach((label, i) => {
       const same = [0, 1, 2].every((c) => result.data[3 * i + c] === original.data[3 * i + c]);
-      // A hand's region also holds what lies beside the hand (the jeans by the wrist), which the tee may cover; the
-      // hand itself, its skin-coloured pixels, keeps its bytes, as does the whole head.
-      const bareHand =
-        (label === REGION.leftHand || label === REGION.rightHand) &&
-        isSkin(skin, original.data[3 * i]!, original.data[3 * i + 1]!, original.data[3 * i + 2]!);
-      if (label === REGION.head || bareHand) {
+      // A hand's region also holds what lies beside the hand (the jeans by the wrist), which the tee may cover, and
+      // the head's region below the chin the old top's neckline; the hand itself and the neck, their skin-coloured
+      // pixels, keep their bytes, as does the whole head above the chin.
+      const skinColoured = isSkin(skin, original.data[3 * i]!, original.data[3 * i + 1]!, original.data[3 * i + 2]!);
+      const bareHand = (label === REGION.leftHand || label === REGION.rightHand) && skinColoured;
+      const face = label === REGION.head && (Math.floor(i / original.width) <= chin || skinColoured);
+      if (face || bareHand) {
         counts.kept++;
         if (same) counts.keptSame++;
       } else if (label === REGION.torso) {

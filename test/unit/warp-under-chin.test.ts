@@ -1,13 +1,14 @@
 /**
  * Below the chin the head's region reaches over the neck and the old top's collar. There only bare skin, the face
- * oval and hair-coloured pixels are the head: an old collar becomes neck skin, and a new top may cover it.
+ * oval and hair-coloured pixels are the head: an old collar becomes neck skin, and a new top may cover it. Skin in
+ * the jaw's shadow is skin, not a collar.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { faceViolation } from '../../server/engines/warp/checks.ts';
-import { skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { isShadowedSkin, isSkin, skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
-import { bareUnderChin, chinRow } from '../../server/engines/warp/composite/neckline.ts';
+import { bareNeckline, bareUnderChin, chinRow } from '../../server/engines/warp/composite/neckline.ts';
 import { boneRegions } from '../../server/vision/body-layout.ts';
 import { REGION, type Mask } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
@@ -16,6 +17,12 @@ const HAIR: [number, number, number] = [60, 40, 30];
 const flat = new Float32Array(W * H).fill(1);
 const distance = (a: ArrayLike<number>, b: readonly number[]): number => Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
 const pixel = (data: Uint8Array, i: number): number[] => [data[i * 3]!, data[i * 3 + 1]!, data[i * 3 + 2]!];
+
+/** Whether every pixel within 2 of pixel i is the person's. */
+function inside(matte: Uint8Array, i: number): boolean {
+  for (let dy = -2; dy <= 2; dy++) for (let dx = -2; dx <= 2; dx++) if (matte[i + dy * W + dx]! < 128) return false;
+  return true;
+}
 
 /** The drawn person with hair above the eyes and the old top's colour on the head's bone region left of x = 200 below the chin. */
 function personWithCollar() {
@@ -29,6 +36,8 @@ function personWithCollar() {
       const i = y * W + x;
       // The head's region as its bone reaches (at the neck's outline the layout may label a pixel otherwise).
       if (person.layout.labels[i] !== REGION.head || boneRegion(x, y) !== REGION.head) continue;
+      // The outline's pixels, within 2 of the wall, mix hair or skin with the wall: not clothing.
+      if (y > chin + 2 && !inside(person.matte.data, i)) continue;
       if (y < 60) image.data.set(HAIR, i * 3);
       else if (y > chin + 2 && x < 200) (image.data.set(OLD_TOP, i * 3), collar.push(i));
       else if (y > chin + 2) neck.push(i);
@@ -103,4 +112,26 @@ test('face check: a change in the head’s region below the chin is not a change
   }
   assert.equal(faceViolation(image, below, person), null);
   assert.equal(faceViolation(image, above, person)?.check, 'face');
+});
+
+test('skin in the jaw’s shadow is not old clothing: neither painted below the chin nor above a new neckline', () => {
+  const { image, person, neck } = personWithCollar();
+  const skin = skinModel(image, person)!;
+  const shadow = [0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6]
+    .map((f) => SKIN.map((c) => Math.round(c * f)) as [number, number, number])
+    .find((c) => !isSkin(skin, ...c) && isShadowedSkin(skin, ...c));
+  assert.ok(shadow, 'a darker shade of the skin that isSkin does not take');
+  const shaded = [...neck];
+  // The neck above a collar's height, away from the old top (an edge pixel beside it is not skin over an area).
+  for (let y = 132; y < 147; y++) for (let x = 194; x < 207; x++) shaded.push(y * W + x);
+  for (const i of shaded) image.data.set(shadow, i * 3);
+  const out = Uint8Array.from(image.data);
+  const clothing = bareUnderChin({ out, image, person, skin, shading: flat });
+  const coverage = new Float32Array(W * H);
+  for (let y = 152; y < 300; y++) for (let x = 150; x <= 250; x++) coverage[y * W + x] = 1;
+  bareNeckline({ out, image, person, skin, upperCoverage: coverage, shading: flat });
+  for (const i of shaded) {
+    assert.equal(clothing[i], 0, `shadowed pixel ${i} taken for clothing`);
+    assert.deepEqual(pixel(out, i), pixel(image.data, i), `shadowed pixel ${i} painted`);
+  }
 });

@@ -138,13 +138,32 @@ export function bareSkinShare(image: RawImage, person: PersonAnalysis, regions: 
     const r = data[i * channels]!;
     const g = data[i * channels + 1]!;
     const b = data[i * channels + 2]!;
-    const cb = cbOf(r, g, b);
-    const cr = crOf(r, g, b);
-    if (luma(r, g, b) < 35 || cb < SKIN_CB[0] || cb > SKIN_CB[1] || cr < SKIN_CR[0] || cr > SKIN_CR[1]) continue;
+    if (!skinChroma(r, g, b)) continue;
     if (clothing && Math.hypot(r - clothing[0], g - clothing[1], b - clothing[2]) < NOT_CLOTHING) continue;
     bare++;
   }
   return bare / pixels.length;
+}
+
+/** Whether a colour has the chroma of human skin of any tone, in a shadow too (not so dark that chroma says nothing). */
+function skinChroma(r: number, g: number, b: number): boolean {
+  const cb = cbOf(r, g, b);
+  const cr = crOf(r, g, b);
+  return luma(r, g, b) >= 35 && cb >= SKIN_CB[0] && cb <= SKIN_CB[1] && cr >= SKIN_CR[0] && cr <= SKIN_CR[1];
+}
+
+/** Skin in shadow keeps the face's hue (its angle in the Cb-Cr plane) within this many radians (a pink shirt's is farther). */
+const SHADOW_HUE = 0.2;
+
+/**
+ * Whether a colour is this person's skin in shadow (under the jaw, in a fold of the neck): darker than the face's,
+ * with skin's chroma and the face's hue; a shadow on skin is more saturated than the lit skin, so saturation is not
+ * compared.
+ */
+export function isShadowedSkin(model: SkinModel, r: number, g: number, b: number): boolean {
+  if (luma(r, g, b) >= model.luma || !skinChroma(r, g, b)) return false;
+  const hue = Math.atan2(crOf(r, g, b), cbOf(r, g, b));
+  return Math.abs(hue - Math.atan2(model.cr, model.cb)) < SHADOW_HUE;
 }
 
 /** Whether a colour is this person's skin. */

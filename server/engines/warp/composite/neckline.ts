@@ -14,7 +14,7 @@
  */
 import { boneRegions, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { BARE, isSkin, shadedSkin, type SkinModel } from './colour.ts';
+import { BARE, isShadowedSkin, isSkin, shadedSkin, type SkinModel } from './colour.ts';
 import { boxMean } from '../../../kernel/raster.ts';
 
 /**
@@ -54,8 +54,13 @@ export function bareNeckline(input: NecklineInput): number {
   const unit = Math.hypot(ls.x - rs.x, ls.y - rs.y);
   const deepest = (ls.y + rs.y) / 2 + NECKLINE_DEPTH * unit;
   const hair = hairColour(image, person, skin);
+  const x0 = Math.max(0, Math.round(Math.min(ls.x, rs.x)));
+  const x1 = Math.min(width - 1, Math.round(Math.max(ls.x, rs.x)));
+  const y1 = Math.min(height - 1, Math.ceil(deepest));
+  if (x1 < x0 || y1 < chinY) return 0;
+  const bare = bareSkin(image, person.matte, skin, x0, chinY, x1, y1);
   let painted = 0;
-  for (let x = Math.max(0, Math.round(Math.min(ls.x, rs.x))); x <= Math.min(width - 1, Math.round(Math.max(ls.x, rs.x))); x++) {
+  for (let x = x0; x <= x1; x++) {
     let top = -1;
     for (let y = chinY; y < height; y++) {
       if (upperCoverage[y * width + x]! >= 0.5) {
@@ -72,7 +77,8 @@ export function bareNeckline(input: NecklineInput): number {
       const r = data[j]!;
       const g = data[j + 1]!;
       const b = data[j + 2]!;
-      if (isSkin(skin, r, g, b)) continue;
+      // Skin stays, and so does skin in the jaw's shadow where it covers an area (a pink collar's specks do not).
+      if (isSkin(skin, r, g, b) || bare[(y - chinY) * (x1 - x0 + 1) + x - x0] === 1) continue;
       if (hair?.near(r, g, b)) continue;
       const keep = upperCoverage[i]!;
       for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(skin, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
@@ -102,6 +108,8 @@ export interface UnderChinInput {
   face?: Mask | null;
 }
 
+/** Below the chin, pixels this close to the wall are the outline's mix of hair or skin with it, not clothing. */
+const OUTLINE = 2;
 /** The neck's own colour is known from at least this many of its skin pixels below the chin. */
 const MIN_NECK_PIXELS = 30;
 
@@ -138,17 +146,7 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
   x1 = Math.min(width - 1, x1 + BARE.radius);
   y1 = Math.min(height - 1, y1 + BARE.radius);
   const bw = x1 - x0 + 1;
-  const bh = y1 - top + 1;
-  const skinLike = new Float32Array(bw * bh);
-  for (let y = top; y <= y1; y++) {
-    for (let x = x0; x <= x1; x++) {
-      // The wall beside the neck does not make its outline less bare.
-      const i = y * width + x;
-      const j = i * channels;
-      skinLike[(y - top) * bw + x - x0] = person.matte.data[i]! < 128 || isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
-    }
-  }
-  const skinArea = boxMean(skinLike, bw, bh, BARE.radius);
+  const bare = bareSkin(image, person.matte, skin, x0, top, x1, y1);
   const hair = hairColour(image, person, skin);
   const neck: [number, number, number] = [0, 0, 0];
   let neckPixels = 0;
@@ -158,17 +156,22 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
       if (labels[i] !== REGION.head || person.matte.data[i]! < 128 || (face && face.data[i]! >= 128)) continue;
       const k = (y - top) * bw + x - x0;
       const j = i * channels;
-      if (isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) && skinArea[k]! >= BARE.share) {
-        neck[0] += data[j]!;
-        neck[1] += data[j + 1]!;
-        neck[2] += data[j + 2]!;
-        neckPixels++;
-      } else if (!hair || !hair.holds(data[j]!, data[j + 1]!, data[j + 2]!)) {
-        // Old clothing; painted only where the head's own bone reaches, not in hair the layout grew by colour (unless
-        // no hair shows above the eyes: then what the layout took for hair was clothing too).
-        const grown = hair && boneRegion(x, y) !== REGION.head;
-        clothing[i] = grown ? 1 : 2;
+      const [r, g, b] = [data[j]!, data[j + 1]!, data[j + 2]!];
+      // Bare skin, in the jaw's shadow too, over an area (a pink shirt's specks are not), hair, and the outline's mix
+      // of hair or skin with the wall are the head; the rest is old clothing.
+      if (bare[k] === 1) {
+        if (isSkin(skin, r, g, b)) {
+          neck[0] += r;
+          neck[1] += g;
+          neck[2] += b;
+          neckPixels++;
+        }
+        continue;
       }
+      if (hair?.holds(r, g, b) || nearWall(person.matte, x, y)) continue;
+      // Old clothing; painted only where the head's own bone reaches, not in hair the layout grew by colour (unless
+      // no hair shows above the eyes: then what the layout took for hair was clothing too).
+      clothing[i] = hair && boneRegion(x, y) !== REGION.head ? 1 : 2;
     }
   }
   const colour: SkinModel =
@@ -178,6 +181,46 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
     for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(colour, shading[i]!, c));
   }
   return clothing;
+}
+
+/**
+ * Over the box [x0, x1] × [y0, y1] of the photo: where the person's skin, in shadow too, covers at least BARE.share
+ * of the pixels within BARE.radius (the wall does not count against it). Indexed (y - y0) * (x1 - x0 + 1) + x - x0.
+ */
+function bareSkin(image: RawImage, matte: Mask, skin: SkinModel, x0: number, y0: number, x1: number, y1: number): Uint8Array {
+  const { width, data, channels } = image;
+  const bw = x1 - x0 + 1;
+  const bh = y1 - y0 + 1;
+  const like = new Float32Array(bw * bh);
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const i = y * width + x;
+      const j = i * channels;
+      like[(y - y0) * bw + x - x0] = matte.data[i]! < 128 || skinOrShadow(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+    }
+  }
+  const area = boxMean(like, bw, bh, BARE.radius);
+  const bare = new Uint8Array(bw * bh);
+  for (let k = 0; k < bare.length; k++) bare[k] = like[k] === 1 && area[k]! >= BARE.share ? 1 : 0;
+  return bare;
+}
+
+/** This person's skin, in shadow too. */
+function skinOrShadow(skin: SkinModel, r: number, g: number, b: number): boolean {
+  return isSkin(skin, r, g, b) || isShadowedSkin(skin, r, g, b);
+}
+
+/** Whether the wall (outside the person's matte) lies within OUTLINE pixels of (x, y). */
+function nearWall(matte: Mask, x: number, y: number): boolean {
+  const { data, width, height } = matte;
+  for (let dy = -OUTLINE; dy <= OUTLINE; dy += OUTLINE) {
+    for (let dx = -OUTLINE; dx <= OUTLINE; dx += OUTLINE) {
+      const px = x + dx;
+      const py = y + dy;
+      if (px < 0 || py < 0 || px >= width || py >= height || data[py * width + px]! < 128) return true;
+    }
+  }
+  return false;
 }
 
 /** The hair's colours: their mean and spread. */
