@@ -74,14 +74,21 @@ describe('the warp engine through the API', { skip: HAVE_PHOTOS ? false : 'no ..
     const skin = skinModel(original, person)!;
     const chin = chinRow(person);
     const counts = { kept: 0, keptSame: 0, torso: 0, torsoLilac: 0 };
+    const { width } = original;
+    const skinColoured = (i: number): boolean => isSkin(skin, original.data[3 * i]!, original.data[3 * i + 1]!, original.data[3 * i + 2]!);
+    // Bare skin is skin over an area: at least 0.6 of the pixels within 2 skin-coloured (the engine's rule).
+    const bare = (i: number): boolean => {
+      let n = 0;
+      for (let dy = -2; dy <= 2; dy++) for (let dx = -2; dx <= 2; dx++) if (skinColoured(i + dy * width + dx)) n++;
+      return skinColoured(i) && n >= 0.6 * 25;
+    };
     person.layout.labels.forEach((label, i) => {
       const same = [0, 1, 2].every((c) => result.data[3 * i + c] === original.data[3 * i + c]);
       // A hand's region also holds what lies beside the hand (the jeans by the wrist), which the tee may cover, and
-      // the head's region below the chin the old top's neckline; the hand itself and the neck, their skin-coloured
-      // pixels, keep their bytes, as does the whole head above the chin.
-      const skinColoured = isSkin(skin, original.data[3 * i]!, original.data[3 * i + 1]!, original.data[3 * i + 2]!);
-      const bareHand = (label === REGION.leftHand || label === REGION.rightHand) && skinColoured;
-      const face = label === REGION.head && (Math.floor(i / original.width) <= chin || skinColoured);
+      // the head's region below the chin the old top's neckline and strands of hair; the hand itself, its
+      // skin-coloured pixels, and the neck's bare skin keep their bytes, as does the whole head above the chin.
+      const bareHand = (label === REGION.leftHand || label === REGION.rightHand) && skinColoured(i);
+      const face = label === REGION.head && (Math.floor(i / width) <= chin || bare(i));
       if (face || bareHand) {
         counts.kept++;
         if (same) counts.keptSame++;

@@ -135,3 +135,18 @@ test('skin in the jaw’s shadow is not old clothing: neither painted below the 
     assert.deepEqual(pixel(out, i), pixel(image.data, i), `shadowed pixel ${i} painted`);
   }
 });
+
+test('a thin skin-coloured line across an old collar (a strand, a seam) is not painted, though a top may cover it', () => {
+  const { image, person, collar } = personWithCollar();
+  const skin = skinModel(image, person)!;
+  const row = Math.floor(collar[Math.floor(collar.length / 2)]! / W);
+  const line = collar.filter((i) => Math.floor(i / W) === row);
+  assert.ok(line.length > 5);
+  for (const i of line) image.data.set(SKIN, i * 3);
+  const out = Uint8Array.from(image.data);
+  const clothing = bareUnderChin({ out, image, person, skin, shading: flat });
+  for (const i of line) {
+    assert.equal(clothing[i], 1, `line pixel ${i} is coverable clothing, not painted`);
+    assert.deepEqual(pixel(out, i), pixel(image.data, i));
+  }
+});

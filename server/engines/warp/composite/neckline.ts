@@ -169,9 +169,11 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
         continue;
       }
       if (hair?.holds(r, g, b) || nearWall(person.matte, x, y)) continue;
-      // Old clothing; painted only where the head's own bone reaches, not in hair the layout grew by colour (unless
-      // no hair shows above the eyes: then what the layout took for hair was clothing too).
-      clothing[i] = hair && boneRegion(x, y) !== REGION.head ? 1 : 2;
+      // Old clothing, which a new garment may cover. It is painted only where it is not skin-coloured itself (a strand
+      // of hair across the neck, a collar's edge), and where the head's own bone reaches, not in hair the layout
+      // grew by colour (unless no hair shows above the eyes: then what the layout took for hair was clothing too).
+      const keep = skinOrShadow(skin, r, g, b) || (hair && boneRegion(x, y) !== REGION.head);
+      clothing[i] = keep ? 1 : 2;
     }
   }
   const colour: SkinModel =
