@@ -150,3 +150,25 @@ test('a thin skin-coloured line across an old collar (a strand, a seam) is not p
     assert.deepEqual(pixel(out, i), pixel(image.data, i));
   }
 });
+
+test('hair in deep shadow that joins the hair below the chin is hair; a dark collar apart from it is clothing', () => {
+  const { image, person, collar } = personWithCollar();
+  const skin = skinModel(image, person)!;
+  const xs = collar.map((i) => i % W);
+  const left = Math.min(...xs);
+  const right = Math.max(...xs);
+  const third = (right - left) / 3;
+  // The collar's left third: a strand of hair, then hair in shadow beside it; its right third a dark collar.
+  const strand = collar.filter((i) => i % W === left);
+  const shadow = collar.filter((i) => i % W > left && i % W < left + third);
+  const dark = collar.filter((i) => i % W > right - third);
+  for (const i of strand) image.data.set(HAIR, i * 3);
+  for (const i of [...shadow, ...dark]) image.data.set([20, 12, 8], i * 3);
+  const out = Uint8Array.from(image.data);
+  const clothing = bareUnderChin({ out, image, person, skin, shading: flat });
+  for (const i of shadow) assert.equal(clothing[i], 0, `shadowed hair pixel ${i} taken for clothing`);
+  assert.ok(
+    dark.every((i) => clothing[i] === 2),
+    'the dark collar apart from the hair is painted',
+  );
+});

@@ -14,7 +14,7 @@
  */
 import { boneRegions, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { BARE, isShadowedSkin, isSkin, shadedSkin, type SkinModel } from './colour.ts';
+import { BARE, isShadowedSkin, isSkin, luma, shadedSkin, type SkinModel } from './colour.ts';
 import { boxMean } from '../../../kernel/raster.ts';
 
 /**
@@ -116,11 +116,13 @@ const MIN_NECK_PIXELS = 30;
 /**
  * The head's region reaches below the chin (its round end, and hair the layout grew into it by colour) over the
  * neck and the old top's collar, and it stays in front of every garment. Below the chin only its bare skin (skin
- * over an area, as on the arms), the face oval and pixels of the hair's colours are the head; the rest is the old
- * top (a shirt's collar, a sweatshirt's neckband), which a new top or dress may cover. What it does not cover
- * becomes neck skin where the head's own bone reaches (not in hair grown by colour, unless no hair shows above the
- * eyes to tell its colour), in the neck's own colour where enough of it shows (a neck in the chin's shadow is
- * darker than the face). Returns the old top's pixels there: 2 painted as skin, 1 left as they were.
+ * over an area, as on the arms, in shadow too), the face oval, pixels of the hair's colours, hair in deep shadow
+ * joined to them and the outline's mix with the wall are the head; the rest is the old top (a shirt's collar, a
+ * sweatshirt's neckband), which a new top or dress may cover. What it does not cover becomes neck skin where the
+ * head's own bone reaches (not in hair grown by colour, unless no hair shows above the eyes to tell its colour) and
+ * the pixel is not skin-coloured itself (a strand across the neck), in the neck's own colour where enough of it
+ * shows (a neck in the chin's shadow is darker than the face). Returns the old top's pixels there: 2 painted as
+ * skin, 1 left as they were.
  */
 export function bareUnderChin(input: UnderChinInput): Uint8Array {
   const { out, image, person, skin, shading, face } = input;
@@ -176,6 +178,7 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
       clothing[i] = keep ? 1 : 2;
     }
   }
+  if (hair) keepHairShadows(image, hair, clothing, x0, top, x1, y1);
   const colour: SkinModel =
     neckPixels >= MIN_NECK_PIXELS ? { ...skin, rgb: [neck[0] / neckPixels, neck[1] / neckPixels, neck[2] / neckPixels] } : skin;
   for (let i = top * width; i < clothing.length; i++) {
@@ -207,6 +210,39 @@ function bareSkin(image: RawImage, matte: Mask, skin: SkinModel, x0: number, y0:
   return bare;
 }
 
+/**
+ * Hair in deep shadow beside the neck lies inside the person's matte and is neither skin nor the hair's usual
+ * colours: old clothing pixels no lighter than the hair that join hair through such pixels are left out of
+ * `clothing` (a dark collar that no hair touches stays clothing; one that long hair falls on stays as it is). The
+ * wall seen between hair and neck is not told apart this way: a white top on a white wall would be taken for it.
+ */
+function keepHairShadows(image: RawImage, hair: Hair, clothing: Uint8Array, x0: number, y0: number, x1: number, y1: number): void {
+  const { width, data, channels } = image;
+  const at = (i: number): [number, number, number] => [data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!];
+  const seen = new Uint8Array((x1 - x0 + 1) * (y1 - y0 + 1));
+  const stack: number[] = [];
+  for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (hair.holds(...at(y * width + x))) stack.push(y * width + x);
+  while (stack.length > 0) {
+    const i = stack.pop()!;
+    const x = i % width;
+    const y = (i - x) / width;
+    for (const [nx, ny] of [
+      [x - 1, y],
+      [x + 1, y],
+      [x, y - 1],
+      [x, y + 1],
+    ] as const) {
+      if (nx < x0 || nx > x1 || ny < y0 || ny > y1) continue;
+      const k = (ny - y0) * (x1 - x0 + 1) + nx - x0;
+      const n = ny * width + nx;
+      if (seen[k] || luma(...at(n)) > hair.luma) continue;
+      seen[k] = 1;
+      clothing[n] = 0;
+      stack.push(n);
+    }
+  }
+}
+
 /** This person's skin, in shadow too. */
 function skinOrShadow(skin: SkinModel, r: number, g: number, b: number): boolean {
   return isSkin(skin, r, g, b) || isShadowedSkin(skin, r, g, b);
@@ -231,6 +267,8 @@ interface Hair {
   near(r: number, g: number, b: number): boolean;
   /** Near, or within HAIR_SPREAD standard deviations of the mean in every channel (strands, their shadows and shine). */
   holds(r: number, g: number, b: number): boolean;
+  /** The mean's luminance. */
+  luma: number;
 }
 
 /** The head's non-skin pixels above the eyes (the hair), or null when too few show. */
@@ -259,6 +297,7 @@ function hairColour(image: RawImage, person: PersonAnalysis, skin: SkinModel): H
   const near = (r: number, g: number, b: number): boolean => Math.hypot(r - mean[0]!, g - mean[1]!, b - mean[2]!) < HAIR_DISTANCE;
   return {
     near,
+    luma: luma(mean[0]!, mean[1]!, mean[2]!),
     holds: (r, g, b) =>
       near(r, g, b) ||
       (Math.abs(r - mean[0]!) <= spread[0]! && Math.abs(g - mean[1]!) <= spread[1]! && Math.abs(b - mean[2]!) <= spread[2]!),
