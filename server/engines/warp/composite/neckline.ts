@@ -8,9 +8,14 @@
  * Per column between the shoulders where the new garment begins near the
  * shoulder line (a crew, polo or boat neck, not a camisole's deep front, where
  * a whole chest would have to be invented), the pixels of a collar's height
- * above that neckline that are the person's neck or torso, not skin and not
- * the colour of the hair (long hair falls there) take the skin colour with the
- * photo's broad shading, as removeOldClothing paints old sleeves.
+ * above that neckline that are the person's neck or torso, not skin (nor skin
+ * in shadow) and not the colour of the hair (long hair falls there) take the
+ * skin colour with the photo's broad shading, as removeOldClothing paints old
+ * sleeves.
+ *
+ * The same holds below the chin inside the head's region, which reaches over
+ * the neck and the old collar and stays in front of every garment
+ * (bareUnderChin): there the old collar may also be covered by the new top.
  */
 import { boneRegions, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
