@@ -98,3 +98,38 @@ export function components(mask: Uint8Array, width: number, value: number): { la
   }
   return { label, sizes };
 }
+
+/**
+ * A 4-connected flood over a grid `width` × `height` cells: from the seed cells through every cell where
+ * `passes(x, y)`; returns the cells reached (seeds first), in the order they were reached.
+ */
+export function flood4(width: number, height: number, seeds: readonly number[], passes: (x: number, y: number) => boolean): number[] {
+  const seen = new Uint8Array(width * height);
+  const reached: number[] = [];
+  const stack: number[] = [];
+  for (const k of seeds) {
+    if (seen[k]) continue;
+    seen[k] = 1;
+    reached.push(k);
+    stack.push(k);
+  }
+  while (stack.length > 0) {
+    const k = stack.pop()!;
+    const x = k % width;
+    const y = (k - x) / width;
+    for (const [nx, ny] of [
+      [x - 1, y],
+      [x + 1, y],
+      [x, y - 1],
+      [x, y + 1],
+    ] as const) {
+      if (nx < 0 || nx >= width || ny < 0 || ny >= height) continue;
+      const n = ny * width + nx;
+      if (seen[n] || !passes(nx, ny)) continue;
+      seen[n] = 1;
+      reached.push(n);
+      stack.push(n);
+    }
+  }
+  return reached;
+}

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
 import { imageToRect, letterboxRect, projectMapToImage, rectToImage, resizeMap, sampleRect } from '../../server/vision/geometry.ts';
-import { boxMean } from '../../server/kernel/raster.ts';
+import { boxMean, flood4 } from '../../server/kernel/raster.ts';
 import { guidedUpsample } from '../../server/vision/matte.ts';
 import { onePerson, poorCrop } from '../../server/vision/person.ts';
 import { alignedRect, decodeDetections, poseAnchors, weightedNms, type PoseDetection } from '../../server/vision/pose-detector.ts';
@@ -193,6 +193,19 @@ describe('matte filters', () => {
         close(out[y * w + x]!, sum / n, 1e-5);
       }
     }
+  });
+
+  test('flood4 reaches the passable cells joined to a seed by edges, not by corners, seeds first', () => {
+    // 5 × 4: '#' passes. The seed's region is the left block; the right block touches it only at a corner.
+    const grid = ['##...', '##...', '..#..', '...##'];
+    const passes = (x: number, y: number): boolean => grid[y]![x] === '#';
+    const reached = flood4(5, 4, [0], passes);
+    assert.equal(reached[0], 0, 'the seed first');
+    assert.deepEqual(
+      [...reached].sort((a, b) => a - b),
+      [0, 1, 5, 6],
+    );
+    assert.deepEqual(flood4(5, 4, [12], passes), [12], 'a cell alone reaches only itself');
   });
 
   test('the guided filter sharpens a blurry mask along the photo’s edge', () => {

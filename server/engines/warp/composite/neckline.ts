@@ -20,7 +20,7 @@
 import { boneRegions, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { BARE, isShadowedSkin, isSkin, luma, shadedSkin, type SkinModel } from './colour.ts';
-import { boxMean } from '../../../kernel/raster.ts';
+import { boxMean, flood4 } from '../../../kernel/raster.ts';
 
 /**
  * In shoulder widths: a neckline starts at most NECKLINE_DEPTH below the shoulder line, and what is painted above
@@ -223,29 +223,15 @@ function bareSkin(image: RawImage, matte: Mask, skin: SkinModel, x0: number, y0:
  */
 function keepHairShadows(image: RawImage, hair: Hair, clothing: Uint8Array, x0: number, y0: number, x1: number, y1: number): void {
   const { width, data, channels } = image;
-  const at = (i: number): [number, number, number] => [data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!];
-  const seen = new Uint8Array((x1 - x0 + 1) * (y1 - y0 + 1));
-  const stack: number[] = [];
-  for (let y = y0; y <= y1; y++) for (let x = x0; x <= x1; x++) if (hair.holds(...at(y * width + x))) stack.push(y * width + x);
-  while (stack.length > 0) {
-    const i = stack.pop()!;
-    const x = i % width;
-    const y = (i - x) / width;
-    for (const [nx, ny] of [
-      [x - 1, y],
-      [x + 1, y],
-      [x, y - 1],
-      [x, y + 1],
-    ] as const) {
-      if (nx < x0 || nx > x1 || ny < y0 || ny > y1) continue;
-      const k = (ny - y0) * (x1 - x0 + 1) + nx - x0;
-      const n = ny * width + nx;
-      if (seen[k] || luma(...at(n)) > hair.luma) continue;
-      seen[k] = 1;
-      clothing[n] = 0;
-      stack.push(n);
-    }
-  }
+  const bw = x1 - x0 + 1;
+  const at = (x: number, y: number): [number, number, number] => {
+    const j = ((y0 + y) * width + x0 + x) * channels;
+    return [data[j]!, data[j + 1]!, data[j + 2]!];
+  };
+  const seeds: number[] = [];
+  for (let y = 0; y <= y1 - y0; y++) for (let x = 0; x < bw; x++) if (hair.holds(...at(x, y))) seeds.push(y * bw + x);
+  const reached = flood4(bw, y1 - y0 + 1, seeds, (x, y) => luma(...at(x, y)) <= hair.luma);
+  for (const k of reached) clothing[(y0 + Math.floor(k / bw)) * width + x0 + (k % bw)] = 0;
 }
 
 /** This person's skin, in shadow too. */

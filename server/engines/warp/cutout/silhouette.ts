@@ -7,6 +7,7 @@
  */
 import type { Mask } from '../../../vision/types.ts';
 import type { GarmentLandmarks, Point, WarpCategory } from '../types.ts';
+import { flood4 } from '../../../kernel/raster.ts';
 
 /** One row of the silhouette: its runs of garment pixels. */
 interface Row {
@@ -298,35 +299,13 @@ export function sleeveEndOf(
     }
     return true;
   };
-  const seen = new Set<number>();
-  const stack: number[] = [];
-  for (let gy = Math.ceil(s.top / step); gy * step <= pit.y; gy++) {
-    for (let gx = 0; gx < gw; gx++) {
-      if (outsideAt(gx, gy)) {
-        seen.add(gy * gw + gx);
-        stack.push(gy * gw + gx);
-      }
-    }
-  }
-  while (stack.length > 0) {
-    const k = stack.pop()!;
-    const gx = k % gw;
-    const gy = (k - gx) / gw;
-    for (const [nx, ny] of [
-      [gx - 1, gy],
-      [gx + 1, gy],
-      [gx, gy - 1],
-      [gx, gy + 1],
-    ] as const) {
-      const n = ny * gw + nx;
-      if (nx < 0 || nx >= gw || seen.has(n) || !outsideAt(nx, ny)) continue;
-      seen.add(n);
-      stack.push(n);
-    }
-  }
+  const seeds: number[] = [];
+  for (let gy = Math.ceil(s.top / step); gy * step <= pit.y; gy++)
+    for (let gx = 0; gx < gw; gx++) if (outsideAt(gx, gy)) seeds.push(gy * gw + gx);
+  const reached = flood4(gw, Math.ceil(s.mask.height / step) + 1, seeds, outsideAt);
   let far = 0;
   const pts: Point[] = [];
-  for (const k of seen) {
+  for (const k of reached) {
     const x = (k % gw) * step;
     const y = Math.floor(k / gw) * step;
     const d = Math.hypot(x - from.x, y - from.y);
