@@ -51,9 +51,7 @@ export interface NecklineInput {
 export function bareNeckline(input: NecklineInput): number {
   const { out, image, person, skin, upperCoverage, shading } = input;
   const { width, height, data, channels } = image;
-  const neck = skeleton(person.landmarks).bones.find((bone) => bone.region === REGION.neck);
-  if (!neck) return 0;
-  const chinY = Math.max(0, Math.round(neck.b.y));
+  const chinY = Math.max(0, chinRow(person));
   const ls = person.landmarks[POSE.leftShoulder]!;
   const rs = person.landmarks[POSE.rightShoulder]!;
   const unit = Math.hypot(ls.x - rs.x, ls.y - rs.y);
@@ -262,8 +260,18 @@ interface Hair {
   luma: number;
 }
 
+/** The hair's colours per person and skin model, found once for both steps of a try-on's compositing. */
+const hairs = new WeakMap<PersonAnalysis, Map<SkinModel, Hair | null>>();
+
 /** The head's non-skin pixels above the eyes (the hair), or null when too few show. */
 function hairColour(image: RawImage, person: PersonAnalysis, skin: SkinModel): Hair | null {
+  let bySkin = hairs.get(person);
+  if (!bySkin) hairs.set(person, (bySkin = new Map()));
+  if (!bySkin.has(skin)) bySkin.set(skin, measureHair(image, person, skin));
+  return bySkin.get(skin)!;
+}
+
+function measureHair(image: RawImage, person: PersonAnalysis, skin: SkinModel): Hair | null {
   const { width, data, channels } = image;
   const eyesY = Math.min(person.landmarks[POSE.leftEye]!.y, person.landmarks[POSE.rightEye]!.y);
   const sum = [0, 0, 0];
