@@ -146,7 +146,7 @@ export function bareSkinShare(image: RawImage, person: PersonAnalysis, regions: 
 }
 
 /** Whether a colour has the chroma of human skin of any tone, in a shadow too (not so dark that chroma says nothing). */
-function skinChroma(r: number, g: number, b: number): boolean {
+export function skinChroma(r: number, g: number, b: number): boolean {
   const cb = cbOf(r, g, b);
   const cr = crOf(r, g, b);
   return luma(r, g, b) >= 35 && cb >= SKIN_CB[0] && cb <= SKIN_CB[1] && cr >= SKIN_CR[0] && cr <= SKIN_CR[1];

@@ -3,12 +3,13 @@
  * photograph:
  *
  * 1. Old clothing that the new garments replace but do not cover becomes
- *    skin (on the arms, legs and body, with the photo's own shading) or
- *    background (where loose old clothing stood away from the body, in the
- *    rows the new garment covers: below a shorter new top the old one stays
- *    across its width); above
- *    a new top's neckline, the old top's collar becomes neck and chest,
- *    and so does an old collar below the chin (neckline.ts).
+ *    skin (on the arms in an arm's shape and the forearm's light, limbs.ts;
+ *    on the legs and body, with the photo's own shading) or background
+ *    (the rest of an old sleeve, and where loose old clothing stood away
+ *    from the body, in the rows the new garment covers: below a shorter new
+ *    top the old one stays across its width); above a new top's neckline,
+ *    the old top's collar becomes neck and chest, and so does an old collar
+ *    below the chin (neckline.ts).
  * 2. Each garment takes the person's shading: the photo's local luminance
  *    relative to its surroundings (folds, shadows) multiplies the garment's
  *    colour, so hues stay the garment's own.
@@ -29,6 +30,7 @@ import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
 import { HEAD_AND_HANDS } from './regions.ts';
+import { limbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
 
 export interface PlacedLayer {
@@ -147,6 +149,10 @@ function removeOldClothing(
   const labels = person.layout.labels;
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
+  const limbs = limbPaint(image, person, skin, CORE_RADIUS2);
+  const skinLike = new Float32Array(width * height);
+  for (let i = 0, j = 0; i < skinLike.length; i++, j += channels) skinLike[i] = isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+  const bareArea = boxMean(skinLike, width, height, BARE.radius);
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
   const background = backgroundFill(image, person);
   const centreCovered = coveredCentre(person, coverage, width, height);
@@ -164,8 +170,11 @@ function removeOldClothing(
       const r = data[j]!;
       const g = data[j + 1]!;
       const b = data[j + 2]!;
-      if (isSkin(skin, r, g, b)) continue;
-      const core = inCore(x + 0.5, y + 0.5);
+      // An arm's core is the arm's own shape, narrower than the old sleeve (limbs.ts); the torso's is the torso's.
+      const arm = limbs.inside(x + 0.5, y + 0.5, label);
+      // Skin stays; beside an arm's shape only bare skin does (a pink sleeve's skin-coloured specks would stand alone).
+      if (isSkin(skin, r, g, b) && (arm !== false || bareArea[i]! >= BARE.share)) continue;
+      const core = arm === null ? inCore(x + 0.5, y + 0.5) : arm || insideConvex(x + 0.5, y + 0.5, torso);
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
       // rows where the new garment covers the body's centre line (else they would leave the wall in notches).
@@ -175,12 +184,15 @@ function removeOldClothing(
       let fg: number;
       let fb: number;
       if (core) {
-        // Skin with the photo's broad shading only (the old fabric's print or weave must not show through), and a
-        // limb's roundness: darker towards its sides, as light falls on a cylinder.
-        const round = 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
-        fr = shadedSkin(skin, shading[i]!, 0) * round;
-        fg = shadedSkin(skin, shading[i]!, 1) * round;
-        fb = shadedSkin(skin, shading[i]!, 2) * round;
+        // Skin with the photo's broad shading only (the old fabric's print or weave must not show through), in the
+        // limb's own skin's colours (an arm's carry its light across it), else rounded: darker towards the limb's
+        // sides, as light falls on a cylinder.
+        const own = limbs.colour(x + 0.5, y + 0.5, label);
+        const round = limbs.lit(label) ? 1 : 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
+        const model = own ? { ...skin, rgb: own } : skin;
+        fr = shadedSkin(model, shading[i]!, 0) * round;
+        fg = shadedSkin(model, shading[i]!, 1) * round;
+        fb = shadedSkin(model, shading[i]!, 2) * round;
       } else {
         fr = background[i * 3]!;
         fg = background[i * 3 + 1]!;

@@ -1,0 +1,231 @@
+/**
+ * Skin painted on an arm or leg where an old sleeve or trouser leg was: its
+ * shape and its colour, both taken from the limb's own bare skin where it
+ * shows (a forearm below a short sleeve, a calf below shorts).
+ *
+ * Shape: an old sleeve is wider than the arm inside it, and painted to its
+ * outline an arm becomes a block as wide as a sweatshirt's sleeve. An arm's
+ * width runs in proportion to its forearm's (wider at the shoulder, narrower
+ * at the wrist, as in people of every build), so the bare forearm's width
+ * sets the painted arm's, or the other arm's, or else a share of the
+ * shoulders' width. What of the sleeve lies outside becomes background.
+ *
+ * Colour: a limb is lit from one side, so across its width its skin runs from
+ * light to dark. Its bare pixels are sorted by where they lie across it into a
+ * few bins; a painted pixel takes its place's colour, between the two nearest
+ * bins. So a painted upper arm carries on the forearm's light and shadow and
+ * meets it without a seam, where one colour for the whole limb (the face's,
+ * lighter and redder than most people's arms) made a flat block. A limb that
+ * shows too little bare skin takes its pair's (both hang in the same light).
+ */
+import { skeleton, type Bone } from '../../../vision/body-layout.ts';
+import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { BARE, isSkin, skinChroma, type SkinModel } from './colour.ts';
+
+interface Limb {
+  /** The regions of its upper and lower bone. */
+  upper: number;
+  lower: number;
+  /** The limb whose skin stands in when this one shows too little. */
+  pair: number;
+  arm: boolean;
+}
+const LIMBS: readonly Limb[] = [
+  { upper: REGION.leftUpperArm, lower: REGION.leftLowerArm, pair: 1, arm: true },
+  { upper: REGION.rightUpperArm, lower: REGION.rightLowerArm, pair: 0, arm: true },
+  { upper: REGION.leftUpperLeg, lower: REGION.leftLowerLeg, pair: 3, arm: false },
+  { upper: REGION.rightUpperLeg, lower: REGION.rightLowerLeg, pair: 2, arm: false },
+];
+/**
+ * An arm's half-width along it, over its mid-forearm's: at the shoulder, the elbow and the wrist (the upper arm's
+ * bone runs shoulder to elbow, the lower's elbow to wrist).
+ */
+const ARM_TAPER = { shoulder: 1.35, elbow: 1.05, wrist: 0.8 } as const;
+/** The mid-forearm's half-width in shoulder widths, where no bare forearm shows, and the most and least measured. */
+const FOREARM = { usual: 0.085, min: 0.06, max: 0.13 } as const;
+/** The forearm is measured over this stretch of its bone (clear of the elbow's and wrist's changes). */
+const MEASURED: [number, number] = [0.2, 0.8];
+/** A forearm's half-width is measured from at least this many bare pixels on each side of its axis. */
+const MIN_SIDE = 25;
+/** A forearm's half-width on each side: this quantile of its bare pixels' distances from the axis. */
+const EDGE_QUANTILE = 0.9;
+/** Bins across a limb's width, from one edge to the other. */
+const BINS = 9;
+/** A limb's colours are known from at least this many of its bare pixels, over at least MIN_BINS bins. */
+const MIN_PIXELS = 300;
+const MIN_BINS = 3;
+
+export interface LimbPaint {
+  /** Whether a point of a limb region lies inside the limb's painted shape; null for regions it does not shape. */
+  inside(x: number, y: number, region: number): boolean | null;
+  /** The colour painted skin takes at a point of a limb region; null where the limb's own skin is not known. */
+  colour(x: number, y: number, region: number): [number, number, number] | null;
+  /** Whether a region's colours carry its light across it (an arm's do); else painted skin is rounded as on the face's. */
+  lit(region: number): boolean;
+}
+
+/**
+ * The painted limbs' shapes and colours (see above). `core` is the share of a bone's radius, squared, inside which
+ * old clothing on a leg becomes skin (legs keep that shape: a trouser leg hangs close to the leg).
+ */
+export function limbPaint(image: RawImage, person: PersonAnalysis, skin: SkinModel, core: number): LimbPaint {
+  const { width, height, data, channels } = image;
+  const labels = person.layout.labels;
+  const { bones, unit } = skeleton(person.landmarks);
+  const boneOf = new Map<number, Bone>(bones.map((bone) => [bone.region, bone]));
+  const limbOf = new Int8Array(256).fill(-1);
+  LIMBS.forEach((limb, k) => {
+    limbOf[limb.upper] = k;
+    limbOf[limb.lower] = k;
+  });
+  const R = BARE.radius;
+  // Skin of this person's colour that also has human skin's chroma (a white cuff can pass the first on pale skin).
+  const skinAt = (x: number, y: number): boolean => {
+    const j = (y * width + x) * channels;
+    return isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) && skinChroma(data[j]!, data[j + 1]!, data[j + 2]!);
+  };
+  // The bare skin of every limb: skin-coloured, and so are its neighbours a few pixels away on all four sides.
+  const bare: number[][] = LIMBS.map(() => []);
+  for (let y = R; y < height - R; y++) {
+    for (let x = R; x < width - R; x++) {
+      const i = y * width + x;
+      const k = limbOf[labels[i]!]!;
+      if (k < 0 || person.matte.data[i]! < 200) continue;
+      if (skinAt(x, y) && skinAt(x - R, y) && skinAt(x + R, y) && skinAt(x, y - R) && skinAt(x, y + R)) bare[k]!.push(i);
+    }
+  }
+
+  // Each arm's mid-forearm half-width, in pixels: measured, else the other arm's, else the usual share of the shoulders.
+  const measured = LIMBS.map((limb, k) => (limb.arm ? forearmHalfWidth(bare[k]!, width, boneOf.get(limb.lower)!) : null));
+  const forearm = LIMBS.map((limb, k) => {
+    const w = measured[k] ?? measured[limb.pair] ?? FOREARM.usual * unit;
+    return Math.min(FOREARM.max * unit, Math.max(FOREARM.min * unit, w));
+  });
+  // A limb region's half-width at a point, in pixels.
+  const halfWidth = (x: number, y: number, region: number): number => {
+    const k = limbOf[region]!;
+    const bone = boneOf.get(region)!;
+    if (!LIMBS[k]!.arm) return bone.radius * Math.sqrt(core);
+    const t = along(x, y, bone);
+    const [from, to] = region === LIMBS[k]!.upper ? [ARM_TAPER.shoulder, ARM_TAPER.elbow] : [ARM_TAPER.elbow, ARM_TAPER.wrist];
+    return forearm[k]! * (from + (to - from) * t);
+  };
+  // Where a point lies across its limb: −1 and 1 at its two edges.
+  const across = (x: number, y: number, region: number): number => {
+    const s = side(x, y, boneOf.get(region)!) / halfWidth(x, y, region);
+    return s < -1 ? -1 : s > 1 ? 1 : s;
+  };
+
+  const profiles = bare.map((pixels) => {
+    const sum = new Float64Array(BINS * 4);
+    for (const i of pixels) {
+      const x = (i % width) + 0.5;
+      const y = Math.floor(i / width) + 0.5;
+      const o = Math.min(BINS - 1, Math.floor(((across(x, y, labels[i]!) + 1) / 2) * BINS)) * 4;
+      const j = i * channels;
+      sum[o]! += data[j]!;
+      sum[o + 1]! += data[j + 1]!;
+      sum[o + 2]! += data[j + 2]!;
+      sum[o + 3]!++;
+    }
+    return profile(sum);
+  });
+  // A leg's width is not measured (a trouser leg hangs close to it), so its bare skin fills the bins unevenly: it takes
+  // one colour, its bins' mean, which compose.ts rounds as it does the face's.
+  const colours = LIMBS.map((limb, k) => {
+    const bins = profiles[k] ?? profiles[limb.pair] ?? null;
+    if (!bins || limb.arm) return bins;
+    const mean = [0, 1, 2].map((c) => bins.reduce((sum, bin) => sum + bin[c]!, 0) / BINS) as [number, number, number];
+    return bins.map(() => mean);
+  });
+
+  return {
+    inside(x, y, region) {
+      const k = limbOf[region]!;
+      if (k < 0 || !LIMBS[k]!.arm) return null;
+      const bone = boneOf.get(region)!;
+      return segmentDistance(x, y, bone) <= halfWidth(x, y, region);
+    },
+    lit(region) {
+      const k = limbOf[region]!;
+      return k >= 0 && LIMBS[k]!.arm && colours[k] !== null;
+    },
+    colour(x, y, region) {
+      const k = limbOf[region]!;
+      const bins = k < 0 ? null : colours[k];
+      if (!bins) return null;
+      // Between the two nearest bins' centres, so that the bins do not show as stripes along the limb.
+      const at = Math.max(0, Math.min(BINS - 1, ((across(x, y, region) + 1) / 2) * BINS - 0.5));
+      const lo = Math.floor(at);
+      const hi = Math.min(BINS - 1, lo + 1);
+      const f = at - lo;
+      const [a, b] = [bins[lo]!, bins[hi]!];
+      return [a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f];
+    },
+  };
+}
+
+/** How far along a bone a point lies, 0 at a and 1 at b (clamped). */
+function along(x: number, y: number, bone: Bone): number {
+  const dx = bone.b.x - bone.a.x;
+  const dy = bone.b.y - bone.a.y;
+  const len2 = dx * dx + dy * dy;
+  const t = len2 > 0 ? ((x - bone.a.x) * dx + (y - bone.a.y) * dy) / len2 : 0;
+  return t < 0 ? 0 : t > 1 ? 1 : t;
+}
+
+/** A point's signed distance from a bone's axis (its sign tells the side). */
+function side(x: number, y: number, bone: Bone): number {
+  const dx = bone.b.x - bone.a.x;
+  const dy = bone.b.y - bone.a.y;
+  return ((x - bone.a.x) * dy - (y - bone.a.y) * dx) / (Math.hypot(dx, dy) || 1);
+}
+
+/** A point's distance from a bone's segment. */
+function segmentDistance(x: number, y: number, bone: Bone): number {
+  const t = along(x, y, bone);
+  return Math.hypot(bone.a.x + t * (bone.b.x - bone.a.x) - x, bone.a.y + t * (bone.b.y - bone.a.y) - y);
+}
+
+/**
+ * The mid-forearm's half-width from its bare pixels (photo indices) over the MEASURED stretch of its bone: on each
+ * side of the axis the EDGE_QUANTILE of their distances, the two averaged, over the taper there. Null when either side
+ * shows too little.
+ */
+function forearmHalfWidth(pixels: readonly number[], width: number, bone: Bone): number | null {
+  const left: number[] = [];
+  const right: number[] = [];
+  for (const i of pixels) {
+    const x = (i % width) + 0.5;
+    const y = Math.floor(i / width) + 0.5;
+    const t = along(x, y, bone);
+    if (t < MEASURED[0] || t > MEASURED[1] || segmentDistance(x, y, bone) > Math.abs(side(x, y, bone)) + 1) continue;
+    const s = side(x, y, bone);
+    (s < 0 ? left : right).push(Math.abs(s));
+  }
+  if (left.length < MIN_SIDE || right.length < MIN_SIDE) return null;
+  const quantile = (xs: number[]): number => xs.sort((a, b) => a - b)[Math.floor(EDGE_QUANTILE * (xs.length - 1))]!;
+  const taper = ARM_TAPER.elbow + (ARM_TAPER.wrist - ARM_TAPER.elbow) * ((MEASURED[0] + MEASURED[1]) / 2);
+  return (quantile(left) + quantile(right)) / 2 / taper;
+}
+
+/** A limb's colour per bin across it, empty bins taking the nearest filled one's; null when it shows too little skin. */
+function profile(sum: Float64Array): [number, number, number][] | null {
+  const full = (b: number): boolean => sum[b * 4 + 3]! >= MIN_PIXELS / BINS;
+  let pixels = 0;
+  let filled = 0;
+  for (let b = 0; b < BINS; b++) {
+    pixels += sum[b * 4 + 3]!;
+    if (full(b)) filled++;
+  }
+  if (pixels < MIN_PIXELS || filled < MIN_BINS) return null;
+  const bins: [number, number, number][] = [];
+  for (let b = 0; b < BINS; b++) {
+    let nearest = -1;
+    for (let d = 0; d < BINS && nearest < 0; d++)
+      for (const c of [b - d, b + d]) if (nearest < 0 && c >= 0 && c < BINS && full(c)) nearest = c;
+    const n = sum[nearest * 4 + 3]!;
+    bins.push([sum[nearest * 4]! / n, sum[nearest * 4 + 1]! / n, sum[nearest * 4 + 2]! / n]);
+  }
+  return bins;
+}

@@ -1,0 +1,103 @@
+/**
+ * Skin painted where an old sleeve was takes the arm's shape and light from the bare forearm below it: as wide as
+ * an arm of that forearm, not as the sleeve, and lit on the forearm's lit side. What of the sleeve lies outside the
+ * arm becomes the wall, skin-coloured specks on it too.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { compose } from '../../server/engines/warp/composite/compose.ts';
+import { POSE } from '../../server/vision/types.ts';
+import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
+
+const luma = (p: readonly number[]): number => 0.299 * p[0]! + 0.587 * p[1]! + 0.114 * p[2]!;
+const distance = (a: readonly number[], b: readonly number[]): number => Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
+const pixel = (data: Uint8Array, x: number, y: number): number[] => Array.from(data.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+/** The forearm's half-width, narrower than the drawn person's (11) so that the sleeve (14) is wider than the arm. */
+const FOREARM = 7;
+/** How much lighter the forearm's lit side (towards smaller x) is than its middle, and its other side darker. */
+const LIGHT = 0.15;
+
+/**
+ * The drawn person with a thin bare left forearm, lit from the image's left, below the old top's sleeve; `specks`
+ * skin-coloured pixels on that sleeve.
+ */
+function personWithThinForearm(specks: readonly [number, number][] = []) {
+  const { image, person } = syntheticPerson();
+  const elbow = person.landmarks[POSE.leftElbow]!;
+  const index = person.landmarks[POSE.leftIndex]!;
+  const dx = index.x - elbow.x;
+  const dy = index.y - elbow.y;
+  const length = Math.hypot(dx, dy);
+  for (let y = Math.floor(elbow.y) + 1; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      if (image.data[i * 3] !== SKIN[0] || image.data[i * 3 + 1] !== SKIN[1] || x < 240) continue;
+      const t = ((x - elbow.x) * dx + (y - elbow.y) * dy) / (length * length);
+      if (t < 0 || t > 1) continue;
+      // Signed distance from the forearm's axis, negative towards smaller x.
+      const side = ((x - elbow.x) * dy - (y - elbow.y) * dx) / length;
+      const across = side / FOREARM;
+      if (Math.abs(side) > FOREARM) {
+        image.data.set(WALL, i * 3);
+        person.matte.data[i] = 0;
+      } else
+        image.data.set(
+          SKIN.map((c) => Math.round(c * (1 - LIGHT * across))),
+          i * 3,
+        );
+    }
+  }
+  for (const [x, y] of specks) image.data.set(SKIN, (y * W + x) * 3);
+  return { image, person };
+}
+
+/** The left upper arm's axis point at `t` from shoulder to elbow, and its unit normal towards greater x. */
+function upperArm(person: ReturnType<typeof syntheticPerson>['person'], t: number) {
+  const s = person.landmarks[POSE.leftShoulder]!;
+  const e = person.landmarks[POSE.leftElbow]!;
+  const length = Math.hypot(e.x - s.x, e.y - s.y);
+  const normal = { x: (e.y - s.y) / length, y: -(e.x - s.x) / length };
+  if (normal.x < 0) [normal.x, normal.y] = [-normal.x, -normal.y];
+  return { x: s.x + t * (e.x - s.x), y: s.y + t * (e.y - s.y), normal };
+}
+
+/** The result of a sleeveless new top over the torso. */
+function dressed(image: ReturnType<typeof syntheticPerson>['image'], person: ReturnType<typeof syntheticPerson>['person']) {
+  const layer = { layer: greyLayer(155, 140, 91, 170), category: 'top' as const };
+  return compose({ image, person, layers: [layer], skin: skinModel(image, person) });
+}
+
+test('a painted upper arm is lit on the side its bare forearm is lit', () => {
+  const { image, person } = personWithThinForearm();
+  const out = dressed(image, person);
+  for (const t of [0.4, 0.6, 0.8]) {
+    const axis = upperArm(person, t);
+    const at = (d: number) => pixel(out, Math.round(axis.x + d * axis.normal.x), Math.round(axis.y + d * axis.normal.y));
+    const [lit, shaded] = [at(-4), at(4)];
+    assert.ok(distance(pixel(image.data, Math.round(axis.x), Math.round(axis.y)), OLD_TOP) < 1, 'the old sleeve was there');
+    assert.ok(luma(lit) - luma(shaded) > 8, `at t = ${t} the lit side is ${lit}, the other ${shaded}`);
+    assert.ok(distance(at(0), SKIN) < 30, `at t = ${t} the arm's middle is ${at(0)}, not the forearm's colour`);
+  }
+});
+
+test('the old sleeve beyond the arm’s width becomes the wall, skin-coloured specks on it too', () => {
+  const specks: [number, number][] = [];
+  const { person: plain } = syntheticPerson();
+  for (const t of [0.7, 0.8]) {
+    const axis = upperArm(plain, t);
+    specks.push([Math.round(axis.x + 12.5 * axis.normal.x), Math.round(axis.y + 12.5 * axis.normal.y)]);
+  }
+  const { image, person } = personWithThinForearm(specks);
+  const out = dressed(image, person);
+  for (const t of [0.65, 0.75, 0.85]) {
+    const axis = upperArm(person, t);
+    for (const d of [-12, 12]) {
+      const x = Math.round(axis.x + d * axis.normal.x);
+      const y = Math.round(axis.y + d * axis.normal.y);
+      assert.ok(distance(pixel(image.data, x, y), OLD_TOP) < 1, `(${x}, ${y}) was the old sleeve`);
+      assert.ok(distance(pixel(out, x, y), WALL) < 25, `the sleeve at (${x}, ${y}), ${d} from the axis, became ${pixel(out, x, y)}`);
+    }
+  }
+  for (const [x, y] of specks) assert.ok(distance(pixel(out, x, y), WALL) < 25, `the speck at (${x}, ${y}) became ${pixel(out, x, y)}`);
+});
