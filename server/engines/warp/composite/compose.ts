@@ -150,9 +150,6 @@ function removeOldClothing(
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
   const limbs = limbPaint(image, person, skin, CORE_RADIUS2);
-  const skinLike = new Float32Array(width * height);
-  for (let i = 0, j = 0; i < skinLike.length; i++, j += channels) skinLike[i] = isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
-  const bareArea = boxMean(skinLike, width, height, BARE.radius);
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
   const background = backgroundFill(image, person);
   const centreCovered = coveredCentre(person, coverage, width, height);
@@ -173,7 +170,7 @@ function removeOldClothing(
       // An arm's core is the arm's own shape, narrower than the old sleeve (limbs.ts); the torso's is the torso's.
       const arm = limbs.inside(x + 0.5, y + 0.5, label);
       // Skin stays; beside an arm's shape only bare skin does (a pink sleeve's skin-coloured specks would stand alone).
-      if (isSkin(skin, r, g, b) && (arm !== false || bareArea[i]! >= BARE.share)) continue;
+      if (isSkin(skin, r, g, b) && (arm !== false || limbs.skinArea[i]! >= BARE.share)) continue;
       const core = arm === null ? inCore(x + 0.5, y + 0.5) : arm || insideConvex(x + 0.5, y + 0.5, torso);
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in

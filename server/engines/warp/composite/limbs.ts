@@ -20,6 +20,7 @@
  */
 import { skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { boxMean } from '../../../kernel/raster.ts';
 import { BARE, isSkin, skinChroma, type SkinModel } from './colour.ts';
 
 interface Limb {
@@ -62,13 +63,26 @@ export interface LimbPaint {
   colour(x: number, y: number, region: number): [number, number, number] | null;
   /** Whether a region's colours carry its light across it (an arm's do); else painted skin is rounded as on the face's. */
   lit(region: number): boolean;
+  /** Per photo pixel, the share of pixels within BARE.radius that are skin-coloured (bare skin where ≥ BARE.share). */
+  skinArea: Float32Array;
 }
 
+/** The limbs' paint per person and skin model, found once for every compositing of a try-on. */
+const paints = new WeakMap<PersonAnalysis, Map<SkinModel, LimbPaint>>();
+
 /**
- * The painted limbs' shapes and colours (see above). `core` is the share of a bone's radius, squared, inside which
- * old clothing on a leg becomes skin (legs keep that shape: a trouser leg hangs close to the leg).
+ * The painted limbs' shapes and colours (see above), once per person and skin model. `core` is the share of a bone's
+ * radius, squared, inside which old clothing on a leg becomes skin (legs keep that shape: a trouser leg hangs close to
+ * the leg); it is the same on every call.
  */
 export function limbPaint(image: RawImage, person: PersonAnalysis, skin: SkinModel, core: number): LimbPaint {
+  let bySkin = paints.get(person);
+  if (!bySkin) paints.set(person, (bySkin = new Map()));
+  if (!bySkin.has(skin)) bySkin.set(skin, measureLimbs(image, person, skin, core));
+  return bySkin.get(skin)!;
+}
+
+function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, core: number): LimbPaint {
   const { width, height, data, channels } = image;
   const labels = person.layout.labels;
   const { bones, unit } = skeleton(person.landmarks);
@@ -139,7 +153,11 @@ export function limbPaint(image: RawImage, person: PersonAnalysis, skin: SkinMod
     return bins.map(() => mean);
   });
 
+  const skinLike = new Float32Array(width * height);
+  for (let i = 0, j = 0; i < skinLike.length; i++, j += channels) skinLike[i] = isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+
   return {
+    skinArea: boxMean(skinLike, width, height, BARE.radius),
     inside(x, y, region) {
       const k = limbOf[region]!;
       if (k < 0 || !LIMBS[k]!.arm) return null;
