@@ -170,7 +170,10 @@ export function isShadowedSkin(model: SkinModel, r: number, g: number, b: number
 export function isSkin(model: SkinModel, r: number, g: number, b: number): boolean {
   const y = luma(r, g, b);
   if (y < model.luma * 0.35 || y > Math.min(255, model.luma * 1.7 + 20)) return false;
-  return Math.hypot(cbOf(r, g, b) - model.cb, crOf(r, g, b) - model.cr) < 2.5 * model.sigma;
+  // Squared distances: Math.hypot is several times slower, and this runs on every pixel of a photo.
+  const dcb = cbOf(r, g, b) - model.cb;
+  const dcr = crOf(r, g, b) - model.cr;
+  return dcb * dcb + dcr * dcr < 6.25 * model.sigma * model.sigma;
 }
 
 /** Mean colour of the non-skin pixels of some regions: what the person wears there now. */

@@ -30,7 +30,7 @@ import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
 import { HEAD_AND_HANDS } from './regions.ts';
-import { limbPaint } from './limbs.ts';
+import { INSIDE, limbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
 
 export interface PlacedLayer {
@@ -150,6 +150,8 @@ function removeOldClothing(
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
   const limbs = limbPaint(image, person, skin, CORE_RADIUS2);
+  // The skin model a limb pixel is painted with, its colour set pixel by pixel from the limb's own.
+  const own: SkinModel = { ...skin, rgb: [...skin.rgb] };
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
   const background = backgroundFill(image, person);
   const centreCovered = coveredCentre(person, coverage, width, height);
@@ -168,9 +170,9 @@ function removeOldClothing(
       const g = data[j + 1]!;
       const b = data[j + 2]!;
       // An arm's core is the arm's own shape, narrower than the old sleeve (limbs.ts); the torso's is the torso's.
-      const arm = limbs.inside(x + 0.5, y + 0.5, label);
+      const arm = limbs.shape[i] === 0 ? null : limbs.shape[i] === INSIDE;
       // Skin stays; beside an arm's shape only bare skin does (a pink sleeve's skin-coloured specks would stand alone).
-      if (isSkin(skin, r, g, b) && (arm !== false || limbs.skinArea[i]! >= BARE.share)) continue;
+      if (isSkin(skin, r, g, b) && (arm !== false || limbs.bareAt(i))) continue;
       const core = arm === null ? inCore(x + 0.5, y + 0.5) : arm || insideConvex(x + 0.5, y + 0.5, torso);
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
@@ -184,9 +186,8 @@ function removeOldClothing(
         // Skin with the photo's broad shading only (the old fabric's print or weave must not show through), in the
         // limb's own skin's colours (an arm's carry its light across it), else rounded: darker towards the limb's
         // sides, as light falls on a cylinder.
-        const own = limbs.colour(x + 0.5, y + 0.5, label);
         const round = limbs.lit(label) ? 1 : 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
-        const model = own ? { ...skin, rgb: own } : skin;
+        const model = limbs.colour(x + 0.5, y + 0.5, label, own.rgb) ? own : skin;
         fr = shadedSkin(model, shading[i]!, 0) * round;
         fg = shadedSkin(model, shading[i]!, 1) * round;
         fb = shadedSkin(model, shading[i]!, 2) * round;

@@ -20,7 +20,6 @@
  */
 import { skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { boxMean } from '../../../kernel/raster.ts';
 import { BARE, isSkin, skinChroma, type SkinModel } from './colour.ts';
 
 interface Limb {
@@ -56,15 +55,31 @@ const BINS = 9;
 const MIN_PIXELS = 300;
 const MIN_BINS = 3;
 
+/** A limb region's bone from a to a + (dx, dy), and the limb's half-width at a (`from`) and at its other end (`to`). */
+interface Axis {
+  ax: number;
+  ay: number;
+  dx: number;
+  dy: number;
+  len2: number;
+  len: number;
+  from: number;
+  to: number;
+}
+
+/** An arm pixel's place: inside the painted arm's shape, or outside it (the rest of an old sleeve). */
+export const INSIDE = 1;
+export const OUTSIDE = 2;
+
 export interface LimbPaint {
-  /** Whether a point of a limb region lies inside the limb's painted shape; null for regions it does not shape. */
-  inside(x: number, y: number, region: number): boolean | null;
-  /** The colour painted skin takes at a point of a limb region; null where the limb's own skin is not known. */
-  colour(x: number, y: number, region: number): [number, number, number] | null;
+  /** Per photo pixel of an arm region (matte ≥ 128): INSIDE or OUTSIDE the arm's shape; 0 for every other pixel. */
+  shape: Uint8Array;
+  /** The colour painted skin takes at a point of a limb region, written to `out`; false where the limb's own is unknown. */
+  colour(x: number, y: number, region: number, out: number[]): boolean;
   /** Whether a region's colours carry its light across it (an arm's do); else painted skin is rounded as on the face's. */
   lit(region: number): boolean;
-  /** Per photo pixel, the share of pixels within BARE.radius that are skin-coloured (bare skin where ≥ BARE.share). */
-  skinArea: Float32Array;
+  /** Whether a photo pixel (by index) is bare skin: skin-coloured over an area, as BARE says, not a speck. */
+  bareAt(i: number): boolean;
 }
 
 /** The limbs' paint per person and skin model, found once for every compositing of a try-on. */
@@ -92,20 +107,30 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     limbOf[limb.upper] = k;
     limbOf[limb.lower] = k;
   });
-  const R = BARE.radius;
-  // Skin of this person's colour that also has human skin's chroma (a white cuff can pass the first on pale skin).
-  const skinAt = (x: number, y: number): boolean => {
-    const j = (y * width + x) * channels;
-    return isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) && skinChroma(data[j]!, data[j + 1]!, data[j + 2]!);
+  // Whether a pixel is the person's and skin-coloured (the wall is not skin), tested when first asked: only the limbs
+  // and what lies within BARE.radius of them are.
+  const skinTested = new Int8Array(width * height).fill(-1);
+  const skinLike = (i: number): number => {
+    let known = skinTested[i]!;
+    if (known < 0) {
+      const j = i * channels;
+      known = person.matte.data[i]! >= 128 && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+      skinTested[i] = known;
+    }
+    return known;
   };
-  // The bare skin of every limb: skin-coloured, and so are its neighbours a few pixels away on all four sides.
+  // The bare skin of every limb: skin-coloured, and so are its neighbours a few pixels away on all four sides; with
+  // human skin's chroma too (a white cuff can pass the first test on pale skin).
+  const R = BARE.radius;
   const bare: number[][] = LIMBS.map(() => []);
   for (let y = R; y < height - R; y++) {
     for (let x = R; x < width - R; x++) {
       const i = y * width + x;
       const k = limbOf[labels[i]!]!;
-      if (k < 0 || person.matte.data[i]! < 200) continue;
-      if (skinAt(x, y) && skinAt(x - R, y) && skinAt(x + R, y) && skinAt(x, y - R) && skinAt(x, y + R)) bare[k]!.push(i);
+      if (k < 0 || person.matte.data[i]! < 200 || !skinLike(i)) continue;
+      if (!skinLike(i - R) || !skinLike(i + R) || !skinLike(i - R * width) || !skinLike(i + R * width)) continue;
+      const j = i * channels;
+      if (skinChroma(data[j]!, data[j + 1]!, data[j + 2]!)) bare[k]!.push(i);
     }
   }
 
@@ -115,19 +140,36 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     const w = measured[k] ?? measured[limb.pair] ?? FOREARM.usual * unit;
     return Math.min(FOREARM.max * unit, Math.max(FOREARM.min * unit, w));
   });
-  // A limb region's half-width at a point, in pixels.
-  const halfWidth = (x: number, y: number, region: number): number => {
-    const k = limbOf[region]!;
-    const bone = boneOf.get(region)!;
-    if (!LIMBS[k]!.arm) return bone.radius * Math.sqrt(core);
-    const t = along(x, y, bone);
-    const [from, to] = region === LIMBS[k]!.upper ? [ARM_TAPER.shoulder, ARM_TAPER.elbow] : [ARM_TAPER.elbow, ARM_TAPER.wrist];
-    return forearm[k]! * (from + (to - from) * t);
-  };
-  // Where a point lies across its limb: −1 and 1 at its two edges.
-  const across = (x: number, y: number, region: number): number => {
-    const s = side(x, y, boneOf.get(region)!) / halfWidth(x, y, region);
-    return s < -1 ? -1 : s > 1 ? 1 : s;
+  // Each limb region's bone, as numbers for the per-pixel loops below, with its half-width at either end.
+  const axes: (Axis | undefined)[] = [];
+  LIMBS.forEach((limb, k) => {
+    for (const region of [limb.upper, limb.lower]) {
+      const bone = boneOf.get(region)!;
+      const [from, to] = !limb.arm
+        ? [bone.radius * Math.sqrt(core), bone.radius * Math.sqrt(core)]
+        : region === limb.upper
+          ? [ARM_TAPER.shoulder * forearm[k]!, ARM_TAPER.elbow * forearm[k]!]
+          : [ARM_TAPER.elbow * forearm[k]!, ARM_TAPER.wrist * forearm[k]!];
+      const dx = bone.b.x - bone.a.x;
+      const dy = bone.b.y - bone.a.y;
+      axes[region] = { ax: bone.a.x, ay: bone.a.y, dx, dy, len2: dx * dx + dy * dy || 1, len: Math.hypot(dx, dy) || 1, from, to };
+    }
+  });
+  // Where a point lies on its limb region: `across` it, −1 and 1 at its two edges (clamped), and whether it lies
+  // `inside` the limb's shape. Written to `place`, which every call reuses.
+  const place = { across: 0, inside: false };
+  const locate = (px: number, py: number, region: number): void => {
+    const a = axes[region]!;
+    const rx = px - a.ax;
+    const ry = py - a.ay;
+    let t = (rx * a.dx + ry * a.dy) / a.len2;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    const half = a.from + (a.to - a.from) * t;
+    const ex = a.ax + t * a.dx - px;
+    const ey = a.ay + t * a.dy - py;
+    const s = (rx * a.dy - ry * a.dx) / a.len / half;
+    place.across = s < -1 ? -1 : s > 1 ? 1 : s;
+    place.inside = ex * ex + ey * ey <= half * half;
   };
 
   const profiles = bare.map((pixels) => {
@@ -135,7 +177,8 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     for (const i of pixels) {
       const x = (i % width) + 0.5;
       const y = Math.floor(i / width) + 0.5;
-      const o = Math.min(BINS - 1, Math.floor(((across(x, y, labels[i]!) + 1) / 2) * BINS)) * 4;
+      locate(x, y, labels[i]!);
+      const o = Math.min(BINS - 1, Math.floor(((place.across + 1) / 2) * BINS)) * 4;
       const j = i * channels;
       sum[o]! += data[j]!;
       sum[o + 1]! += data[j + 1]!;
@@ -153,32 +196,47 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     return bins.map(() => mean);
   });
 
-  const skinLike = new Float32Array(width * height);
-  for (let i = 0, j = 0; i < skinLike.length; i++, j += channels) skinLike[i] = isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+  // Every limb pixel's shape and colour, found here once: compose.ts visits them on every compositing of the try-on.
+  const shape = new Uint8Array(width * height);
+  const matte = person.matte.data;
+  const isArm = new Uint8Array(256);
+  LIMBS.forEach((limb) => (isArm[limb.upper] = isArm[limb.lower] = limb.arm ? 1 : 0));
+  for (let y = 0, i = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, i++) {
+      const region = labels[i]!;
+      if (isArm[region] !== 1 || matte[i]! < 128) continue;
+      locate(x + 0.5, y + 0.5, region);
+      shape[i] = place.inside ? INSIDE : OUTSIDE;
+    }
+  }
 
   return {
-    skinArea: boxMean(skinLike, width, height, BARE.radius),
-    inside(x, y, region) {
+    shape,
+    colour(x, y, region, out) {
       const k = limbOf[region]!;
-      if (k < 0 || !LIMBS[k]!.arm) return null;
-      const bone = boneOf.get(region)!;
-      return segmentDistance(x, y, bone) <= halfWidth(x, y, region);
+      const bins = k < 0 ? null : colours[k];
+      if (!bins) return false;
+      // Between the two nearest bins' centres, so that the bins do not show as stripes along the limb.
+      locate(x, y, region);
+      const at = Math.max(0, Math.min(BINS - 1, ((place.across + 1) / 2) * BINS - 0.5));
+      const lo = Math.floor(at);
+      const hi = Math.min(BINS - 1, lo + 1);
+      const f = at - lo;
+      for (let c = 0; c < 3; c++) out[c] = bins[lo]![c]! + (bins[hi]![c]! - bins[lo]![c]!) * f;
+      return true;
     },
     lit(region) {
       const k = limbOf[region]!;
       return k >= 0 && LIMBS[k]!.arm && colours[k] !== null;
     },
-    colour(x, y, region) {
-      const k = limbOf[region]!;
-      const bins = k < 0 ? null : colours[k];
-      if (!bins) return null;
-      // Between the two nearest bins' centres, so that the bins do not show as stripes along the limb.
-      const at = Math.max(0, Math.min(BINS - 1, ((across(x, y, region) + 1) / 2) * BINS - 0.5));
-      const lo = Math.floor(at);
-      const hi = Math.min(BINS - 1, lo + 1);
-      const f = at - lo;
-      const [a, b] = [bins[lo]!, bins[hi]!];
-      return [a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f];
+    bareAt(i) {
+      // Skin over an area: at least BARE.share of the pixels within BARE.radius are skin-coloured.
+      const x = i % width;
+      const y = (i - x) / width;
+      if (x < R || y < R || x >= width - R || y >= height - R) return false;
+      let count = 0;
+      for (let dy = -R; dy <= R; dy++) for (let dx = -R; dx <= R; dx++) count += skinLike(i + dy * width + dx);
+      return count >= BARE.share * (2 * R + 1) * (2 * R + 1);
     },
   };
 }
@@ -222,7 +280,7 @@ function forearmHalfWidth(pixels: readonly number[], width: number, bone: Bone):
     (s < 0 ? left : right).push(Math.abs(s));
   }
   if (left.length < MIN_SIDE || right.length < MIN_SIDE) return null;
-  const quantile = (xs: number[]): number => xs.sort((a, b) => a - b)[Math.floor(EDGE_QUANTILE * (xs.length - 1))]!;
+  const quantile = (xs: number[]): number => Float64Array.from(xs).sort()[Math.floor(EDGE_QUANTILE * (xs.length - 1))]!;
   const taper = ARM_TAPER.elbow + (ARM_TAPER.wrist - ARM_TAPER.elbow) * ((MEASURED[0] + MEASURED[1]) / 2);
   return (quantile(left) + quantile(right)) / 2 / taper;
 }
