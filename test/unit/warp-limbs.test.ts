@@ -101,3 +101,19 @@ test('the old sleeve beyond the arm’s width becomes the wall, skin-coloured sp
   }
   for (const [x, y] of specks) assert.ok(distance(pixel(out, x, y), WALL) < 25, `the speck at (${x}, ${y}) became ${pixel(out, x, y)}`);
 });
+
+test('a painted arm’s edge against the wall is anti-aliased, not a staircase', () => {
+  const { image, person } = personWithThinForearm();
+  const out = dressed(image, person);
+  for (const t of [0.5, 0.7]) {
+    const axis = upperArm(person, t);
+    const at = (d: number) => pixel(out, Math.round(axis.x + d * axis.normal.x), Math.round(axis.y + d * axis.normal.y));
+    // Outwards from the axis on both sides: painted skin, then at the edge at least one pixel between it and the wall.
+    for (const sign of [-1, 1]) {
+      const inner = luma(at(sign * 3));
+      const lumas = Array.from({ length: 12 }, (_, d) => luma(at(sign * (4 + d))));
+      const mixed = lumas.filter((l) => l > inner + 8 && l < luma(WALL) - 8);
+      assert.ok(mixed.length >= 1, `at t = ${t}, side ${sign}: ${inner.toFixed(0)} then ${lumas.map((l) => l.toFixed(0))}`);
+    }
+  }
+});

@@ -30,7 +30,7 @@ import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
 import { HEAD_AND_HANDS } from './regions.ts';
-import { INSIDE, limbPaint } from './limbs.ts';
+import { INSIDE, OUTSIDE, limbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
 
 export interface PlacedLayer {
@@ -170,10 +170,12 @@ function removeOldClothing(
       const g = data[j + 1]!;
       const b = data[j + 2]!;
       // An arm's core is the arm's own shape, narrower than the old sleeve (limbs.ts); the torso's is the torso's.
-      const arm = limbs.shape[i] === 0 ? null : limbs.shape[i] === INSIDE;
+      // How much of the pixel the arm covers (its edge is anti-aliased), or null off the arms.
+      const arm = limbs.shape[i] === 0 ? null : (limbs.shape[i]! - OUTSIDE) / (INSIDE - OUTSIDE);
       // Skin stays; beside an arm's shape only bare skin does (a pink sleeve's skin-coloured specks would stand alone).
-      if (isSkin(skin, r, g, b) && (arm !== false || limbs.bareAt(i))) continue;
-      const core = arm === null ? inCore(x + 0.5, y + 0.5) : arm || insideConvex(x + 0.5, y + 0.5, torso);
+      if (isSkin(skin, r, g, b) && (arm !== 0 || limbs.bareAt(i))) continue;
+      const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
+      const core = arm === null ? inCore(x + 0.5, y + 0.5) : arm > 0 || torsoCore;
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
       // rows where the new garment covers the body's centre line (else they would leave the wall in notches).
@@ -191,6 +193,13 @@ function removeOldClothing(
         fr = shadedSkin(model, shading[i]!, 0) * round;
         fg = shadedSkin(model, shading[i]!, 1) * round;
         fb = shadedSkin(model, shading[i]!, 2) * round;
+        // At an arm's edge the wall shows through the share the arm does not cover.
+        if (arm !== null && arm < 1 && !torsoCore) {
+          fr = fr * arm + background[i * 3]! * (1 - arm);
+          fg = fg * arm + background[i * 3 + 1]! * (1 - arm);
+          fb = fb * arm + background[i * 3 + 2]! * (1 - arm);
+          if (arm < 0.5) walled[i] = 1;
+        }
       } else {
         fr = background[i * 3]!;
         fg = background[i * 3 + 1]!;

@@ -67,12 +67,15 @@ interface Axis {
   to: number;
 }
 
-/** An arm pixel's place: inside the painted arm's shape, or outside it (the rest of an old sleeve). */
-export const INSIDE = 1;
-export const OUTSIDE = 2;
+/**
+ * An arm pixel's place: OUTSIDE the painted arm's shape (the rest of an old sleeve), INSIDE it, or between at its edge,
+ * where the value runs from one to the other with the share of the pixel the arm covers (its edge is anti-aliased).
+ */
+export const OUTSIDE = 1;
+export const INSIDE = 255;
 
 export interface LimbPaint {
-  /** Per photo pixel of an arm region (matte ≥ 128): INSIDE or OUTSIDE the arm's shape; 0 for every other pixel. */
+  /** Per photo pixel of an arm region (matte ≥ 128): OUTSIDE to INSIDE the arm's shape; 0 for every other pixel. */
   shape: Uint8Array;
   /** The colour painted skin takes at a point of a limb region, written to `out`; false where the limb's own is unknown. */
   colour(x: number, y: number, region: number, out: number[]): boolean;
@@ -155,9 +158,9 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       axes[region] = { ax: bone.a.x, ay: bone.a.y, dx, dy, len2: dx * dx + dy * dy || 1, len: Math.hypot(dx, dy) || 1, from, to };
     }
   });
-  // Where a point lies on its limb region: `across` it, −1 and 1 at its two edges (clamped), and whether it lies
-  // `inside` the limb's shape. Written to `place`, which every call reuses.
-  const place = { across: 0, inside: false };
+  // Where a point lies on its limb region: `across` it, −1 and 1 at its two edges (clamped), and how much of a pixel
+  // there lies `inside` the limb's shape (0 to 1). Written to `place`, which every call reuses.
+  const place = { across: 0, inside: 0 };
   const locate = (px: number, py: number, region: number): void => {
     const a = axes[region]!;
     const rx = px - a.ax;
@@ -169,7 +172,8 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     const ey = a.ay + t * a.dy - py;
     const s = (rx * a.dy - ry * a.dx) / a.len / half;
     place.across = s < -1 ? -1 : s > 1 ? 1 : s;
-    place.inside = ex * ex + ey * ey <= half * half;
+    const inside = half - Math.sqrt(ex * ex + ey * ey) + 0.5;
+    place.inside = inside < 0 ? 0 : inside > 1 ? 1 : inside;
   };
 
   const profiles = bare.map((pixels) => {
@@ -206,7 +210,7 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       const region = labels[i]!;
       if (isArm[region] !== 1 || matte[i]! < 128) continue;
       locate(x + 0.5, y + 0.5, region);
-      shape[i] = place.inside ? INSIDE : OUTSIDE;
+      shape[i] = Math.round(OUTSIDE + (INSIDE - OUTSIDE) * place.inside);
     }
   }
 
