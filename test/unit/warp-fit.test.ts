@@ -15,6 +15,7 @@ import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
+import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { renderGarment } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
@@ -279,6 +280,31 @@ describe('placing trousers on a body', () => {
     const shoulderY = (body.shoulder.left.y + body.shoulder.right.y) / 2;
     assert.ok(waistY(trousers()) > shoulderY + 0.8 * (hipY - shoulderY), `trousers' waistband at ${waistY(trousers())}`);
     assert.ok(waistY(skirt) < shoulderY + 0.75 * (hipY - shoulderY), `the skirt's at ${waistY(skirt)}`);
+  });
+
+  test('the waistband widens to the clothes worn at the waist where bare arms end them, not where sleeves run on', () => {
+    // The old top drawn wider at the waist than the layout's torso (x 140..260 against 155..245 at rows 264..295),
+    // with bare skin beside it on the image's right (the wearer's left) and the wall on the other side.
+    const { image, person: wearer } = syntheticPerson();
+    const frame = bodyFrame(wearer);
+    for (let y = 264; y < 296; y++) {
+      for (let x = 140; x < 272; x++) {
+        image.data.set(x < 260 ? OLD_TOP : SKIN, (y * W + x) * 3);
+        wearer.matte.data[y * W + x] = 255;
+      }
+    }
+    const clothed = clothedWidth(image, wearer, frame, skinModel(image, wearer)!);
+    const depth = 0.86 * frame.torsoLength;
+    const worn = clothed(depth);
+    assert.ok(Math.abs(worn.left - 59.5) <= 2, `the clothes reach ${worn.left} px to the left, up to the skin`);
+    assert.equal(worn.right, 0, 'clothes that run on to the wall tell nothing');
+    const waist = (g: GarmentCutout, c: ClothedWidth | null) =>
+      placeGarment(g, frame, { ...options, clothed: c }).pieces[0]!.pairs.find((p) => p.from.x === 190 && p.from.y === 5)!.to.x;
+    const plain = waist(trousers(), null);
+    const widened = waist(trousers(), clothed);
+    const layout = frame.halfWidth(depth).left;
+    assert.ok(widened > plain + 2, `the left waistband at ${widened}, ${plain} by the layout alone`);
+    assert.ok(widened - frame.origin.x <= 1.25 * 1.04 * 1.05 * layout + 1, `widened at most 1.25 times: ${widened}`);
   });
 
   test('a "crotch" whose legs are not on their own sides of it (an asymmetric skirt) stays one piece', () => {

@@ -9,6 +9,7 @@
 import type { GarmentCutout, GarmentLandmarks, Point } from '../types.ts';
 import { add, alongPolyline, dot, len, mid, polylineLength, sub, unit, type BodyFrame } from './body.ts';
 import type { GarmentScale } from './sizing.ts';
+import type { ClothedWidth } from './old-waist.ts';
 
 export interface ControlPair {
   from: Point;
@@ -46,6 +47,8 @@ export interface Placement {
 const WAIST_DEPTH = 0.86;
 /** A skirt's waistband, at the natural waist: about a third of the way up from the hip joints to the shoulders. */
 const SKIRT_WAIST_DEPTH = 0.7;
+/** A bottom's waistband is widened to the clothes worn at the waist by at most this factor of the layout's width. */
+const CLOTHED_WAIST = 1.25;
 
 /** A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders. */
 const LENGTHEN = 1.15;
@@ -106,6 +109,8 @@ export interface PlaceOptions {
    * A hem that falls short of it by no more than LENGTHEN is drawn down to it.
    */
   coverTo?: number | null;
+  /** How wide the customer's clothes are at a depth (old-waist.ts): new bottoms are widened towards it. */
+  clothed?: ClothedWidth | null;
 }
 
 export function placeGarment(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
@@ -286,6 +291,18 @@ function openFront(pairs: ControlPair[], gf: Frame, body: BodyFrame): Piece[] {
   return halves;
 }
 
+/**
+ * The body's half-widths at a bottom's waistband: the layout's, widened to the clothes worn there where they reach
+ * further (arms hanging close to the waist take pixels of it in the layout), at most CLOTHED_WAIST times.
+ */
+function waistHalfWidth(body: BodyFrame, depth: number, clothed: ClothedWidth | null): { left: number; right: number } {
+  const measured = body.halfWidth(depth);
+  if (!clothed) return measured;
+  const worn = clothed(depth);
+  const widen = (own: number, clothes: number): number => Math.max(own, Math.min(clothes, own * CLOTHED_WAIST));
+  return { left: widen(measured.left, worn.left), right: widen(measured.right, worn.right) };
+}
+
 function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions): Placement {
   if (!g.waistbandLeft || !g.waistbandRight) throw new Error('the garment has no waistband to place');
   const { scale } = options;
@@ -293,7 +310,7 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
   const gf = frameFrom(g.waistbandLeft, g.waistbandRight);
   // The waistband sits a little above the hip joints; a skirt's at the natural waist.
   const waistDepth = body.torsoLength * (g.crotch ? WAIST_DEPTH : SKIRT_WAIST_DEPTH);
-  const measured = body.halfWidth(waistDepth);
+  const measured = waistHalfWidth(body, waistDepth, options.clothed ?? null);
   const waistCentre = add(body.origin, body.down, waistDepth);
   const waistL = add(waistCentre, body.side, measured.left * ease);
   const waistR = add(waistCentre, body.side, -measured.right * ease);
