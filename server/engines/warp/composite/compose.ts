@@ -170,7 +170,7 @@ function removeOldClothing(
       const g = data[j + 1]!;
       const b = data[j + 2]!;
       // An arm's core is the arm's own shape, narrower than the old sleeve (limbs.ts); the torso's is the torso's.
-      // How much of the pixel the arm covers (its edge is anti-aliased), or null off the arms.
+      // `arm` is how much of the pixel the arm covers (its edge is anti-aliased), null off the arms.
       const arm = limbs.shape[i] === 0 ? null : (limbs.shape[i]! - OUTSIDE) / (INSIDE - OUTSIDE);
       // Skin stays; beside an arm's shape only bare skin does (a pink sleeve's skin-coloured specks would stand alone).
       if (isSkin(skin, r, g, b) && (arm !== 0 || limbs.bareAt(i))) continue;

@@ -8,7 +8,9 @@
  * width runs in proportion to its forearm's (wider at the shoulder, narrower
  * at the wrist, as in people of every build), so the bare forearm's width
  * sets the painted arm's, or the other arm's, or else a share of the
- * shoulders' width. What of the sleeve lies outside becomes background.
+ * shoulders' width. What of the sleeve lies outside becomes background; the
+ * arm's edge against it is anti-aliased. Legs keep the bone's core as their
+ * shape: a trouser leg hangs close to the leg.
  *
  * Colour: a limb is lit from one side, so across its width its skin runs from
  * light to dark. Its bare pixels are sorted by where they lie across it into a
@@ -16,7 +18,9 @@
  * bins. So a painted upper arm carries on the forearm's light and shadow and
  * meets it without a seam, where one colour for the whole limb (the face's,
  * lighter and redder than most people's arms) made a flat block. A limb that
- * shows too little bare skin takes its pair's (both hang in the same light).
+ * shows too little bare skin takes its pair's (both hang in the same light),
+ * else the face's. A leg takes one colour, its bins' mean: measured across
+ * the bone's core rather than the leg's own width, its bins are uneven.
  */
 import { skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
