@@ -204,7 +204,8 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     return bins.map(() => mean);
   });
 
-  // Every limb pixel's shape and colour, found here once: compose.ts visits them on every compositing of the try-on.
+  // Every arm pixel's place in the arm's shape, found here once (compose.ts visits them on every compositing of the
+  // try-on); a colour is found only for a pixel being painted.
   const shape = new Uint8Array(width * height);
   const matte = person.matte.data;
   const isArm = new Uint8Array(256);
