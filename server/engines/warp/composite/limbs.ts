@@ -108,12 +108,19 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
   const { width, height, data, channels } = image;
   const labels = person.layout.labels;
   const { bones, unit } = skeleton(person.landmarks);
-  const boneOf = new Map<number, Bone>(bones.map((bone) => [bone.region, bone]));
   const limbOf = new Int8Array(256).fill(-1);
   LIMBS.forEach((limb, k) => {
     limbOf[limb.upper] = k;
     limbOf[limb.lower] = k;
   });
+  // Each limb region's bone, as numbers for the per-pixel loops below. A leg's half-width is its bone's core; an
+  // arm's is set once its forearm is measured.
+  const axes: (Axis | undefined)[] = [];
+  for (const bone of bones) {
+    if (limbOf[bone.region]! < 0) continue;
+    const half = LIMBS[limbOf[bone.region]!]!.arm ? 0 : bone.radius * Math.sqrt(core);
+    axes[bone.region] = axisOf(bone, half);
+  }
   // Whether a pixel is the person's and skin-coloured (the wall is not skin), tested when first asked: only the limbs
   // and what lies within BARE.radius of them are.
   const skinTested = new Int8Array(width * height).fill(-1);
@@ -142,41 +149,27 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
   }
 
   // Each arm's mid-forearm half-width, in pixels: measured, else the other arm's, else the usual share of the shoulders.
-  const measured = LIMBS.map((limb, k) => (limb.arm ? forearmHalfWidth(bare[k]!, width, boneOf.get(limb.lower)!) : null));
+  const measured = LIMBS.map((limb, k) => (limb.arm ? forearmHalfWidth(bare[k]!, width, axes[limb.lower]!) : null));
   const forearm = LIMBS.map((limb, k) => {
     const w = measured[k] ?? measured[limb.pair] ?? FOREARM.usual * unit;
     return Math.min(FOREARM.max * unit, Math.max(FOREARM.min * unit, w));
   });
-  // Each limb region's bone, as numbers for the per-pixel loops below, with its half-width at either end.
-  const axes: (Axis | undefined)[] = [];
+  // An arm's half-width at either end of each bone, from its forearm's.
   LIMBS.forEach((limb, k) => {
-    for (const region of [limb.upper, limb.lower]) {
-      const bone = boneOf.get(region)!;
-      const [from, to] = !limb.arm
-        ? [bone.radius * Math.sqrt(core), bone.radius * Math.sqrt(core)]
-        : region === limb.upper
-          ? [ARM_TAPER.shoulder * forearm[k]!, ARM_TAPER.elbow * forearm[k]!]
-          : [ARM_TAPER.elbow * forearm[k]!, ARM_TAPER.wrist * forearm[k]!];
-      const dx = bone.b.x - bone.a.x;
-      const dy = bone.b.y - bone.a.y;
-      axes[region] = { ax: bone.a.x, ay: bone.a.y, dx, dy, len2: dx * dx + dy * dy || 1, len: Math.hypot(dx, dy) || 1, from, to };
-    }
+    if (!limb.arm) return;
+    [axes[limb.upper]!.from, axes[limb.upper]!.to] = [ARM_TAPER.shoulder * forearm[k]!, ARM_TAPER.elbow * forearm[k]!];
+    [axes[limb.lower]!.from, axes[limb.lower]!.to] = [ARM_TAPER.elbow * forearm[k]!, ARM_TAPER.wrist * forearm[k]!];
   });
   // Where a point lies on its limb region: `across` it, −1 and 1 at its two edges (clamped), and how much of a pixel
   // there lies `inside` the limb's shape (0 to 1). Written to `place`, which every call reuses.
   const place = { across: 0, inside: 0 };
   const locate = (px: number, py: number, region: number): void => {
     const a = axes[region]!;
-    const rx = px - a.ax;
-    const ry = py - a.ay;
-    let t = (rx * a.dx + ry * a.dy) / a.len2;
-    t = t < 0 ? 0 : t > 1 ? 1 : t;
-    const half = a.from + (a.to - a.from) * t;
-    const ex = a.ax + t * a.dx - px;
-    const ey = a.ay + t * a.dy - py;
-    const s = (rx * a.dy - ry * a.dx) / a.len / half;
+    project(a, px, py);
+    const half = a.from + (a.to - a.from) * projected.t;
+    const s = projected.side / half;
     place.across = s < -1 ? -1 : s > 1 ? 1 : s;
-    const inside = half - Math.sqrt(ex * ex + ey * ey) + 0.5;
+    const inside = half - projected.distance + 0.5;
     place.inside = inside < 0 ? 0 : inside > 1 ? 1 : inside;
   };
 
@@ -250,26 +243,26 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
   };
 }
 
-/** How far along a bone a point lies, 0 at a and 1 at b (clamped). */
-function along(x: number, y: number, bone: Bone): number {
+/** A limb region's bone from a to a + (dx, dy), with the limb's half-width `half` at both ends to begin with. */
+function axisOf(bone: Bone, half: number): Axis {
   const dx = bone.b.x - bone.a.x;
   const dy = bone.b.y - bone.a.y;
-  const len2 = dx * dx + dy * dy;
-  const t = len2 > 0 ? ((x - bone.a.x) * dx + (y - bone.a.y) * dy) / len2 : 0;
-  return t < 0 ? 0 : t > 1 ? 1 : t;
+  return { ax: bone.a.x, ay: bone.a.y, dx, dy, len2: dx * dx + dy * dy || 1, len: Math.hypot(dx, dy) || 1, from: half, to: half };
 }
 
-/** A point's signed distance from a bone's axis (its sign tells the side). */
-function side(x: number, y: number, bone: Bone): number {
-  const dx = bone.b.x - bone.a.x;
-  const dy = bone.b.y - bone.a.y;
-  return ((x - bone.a.x) * dy - (y - bone.a.y) * dx) / (Math.hypot(dx, dy) || 1);
-}
+/** Where `project` last put a point: how far `t` along its bone (0 to 1), its signed `side` of the axis, its `distance` from the segment. */
+const projected = { t: 0, side: 0, distance: 0 };
 
-/** A point's distance from a bone's segment. */
-function segmentDistance(x: number, y: number, bone: Bone): number {
-  const t = along(x, y, bone);
-  return Math.hypot(bone.a.x + t * (bone.b.x - bone.a.x) - x, bone.a.y + t * (bone.b.y - bone.a.y) - y);
+/** A point's place on an axis, written to `projected` (reused on every call: this runs for every arm pixel). */
+function project(a: Axis, px: number, py: number): void {
+  const rx = px - a.ax;
+  const ry = py - a.ay;
+  const t = (rx * a.dx + ry * a.dy) / a.len2;
+  projected.t = t < 0 ? 0 : t > 1 ? 1 : t;
+  const ex = a.ax + projected.t * a.dx - px;
+  const ey = a.ay + projected.t * a.dy - py;
+  projected.side = (rx * a.dy - ry * a.dx) / a.len;
+  projected.distance = Math.sqrt(ex * ex + ey * ey);
 }
 
 /**
@@ -277,16 +270,14 @@ function segmentDistance(x: number, y: number, bone: Bone): number {
  * side of the axis the EDGE_QUANTILE of their distances, the two averaged, over the taper there. Null when either side
  * shows too little.
  */
-function forearmHalfWidth(pixels: readonly number[], width: number, bone: Bone): number | null {
+function forearmHalfWidth(pixels: readonly number[], width: number, axis: Axis): number | null {
   const left: number[] = [];
   const right: number[] = [];
   for (const i of pixels) {
-    const x = (i % width) + 0.5;
-    const y = Math.floor(i / width) + 0.5;
-    const t = along(x, y, bone);
-    if (t < MEASURED[0] || t > MEASURED[1] || segmentDistance(x, y, bone) > Math.abs(side(x, y, bone)) + 1) continue;
-    const s = side(x, y, bone);
-    (s < 0 ? left : right).push(Math.abs(s));
+    project(axis, (i % width) + 0.5, Math.floor(i / width) + 0.5);
+    const { t, side, distance } = projected;
+    if (t < MEASURED[0] || t > MEASURED[1] || distance > Math.abs(side) + 1) continue;
+    (side < 0 ? left : right).push(Math.abs(side));
   }
   if (left.length < MIN_SIDE || right.length < MIN_SIDE) return null;
   const quantile = (xs: number[]): number => Float64Array.from(xs).sort()[Math.floor(EDGE_QUANTILE * (xs.length - 1))]!;
