@@ -17,7 +17,7 @@ import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
-import { renderGarment } from '../../server/engines/warp/fit/render.ts';
+import { folds, renderGarment } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
@@ -424,6 +424,28 @@ describe('rendering and compositing', () => {
     const side = pixel(painted, 264, 227);
     assert.ok(distanceTo(axis, SKIN) < 50 && distanceTo(side, SKIN) < 60, `both painted as skin: ${axis}, ${side}`);
     assert.ok(brightness(side) < 0.985 * brightness(axis), `side ${side} is darker than axis ${axis}`);
+  });
+});
+
+describe('folding', () => {
+  const tee = syntheticTee();
+  const body = bodyFrame(syntheticPerson().person);
+  const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
+
+  test('a garment placed on the body as it lies does not fold', () => {
+    assert.equal(folds(tee, placement), false);
+  });
+
+  test('a piece turned over as a whole (a sleeve drawn mirrored) folds, though all its cells agree', () => {
+    // Three pairs make the piece's spline affine: every cell has the same area, here all of one (negative) sign.
+    const [a, b, c] = [
+      { x: 150, y: 22 },
+      { x: 150, y: 80 },
+      { x: 182, y: 78 },
+    ];
+    const mirrored = (p: Point): Point => ({ x: 400 - p.x, y: p.y });
+    const sleeve = { pairs: [a, b, c].map((p) => ({ from: p, to: mirrored(p) })), split: { from: 150, to: Infinity } };
+    assert.equal(folds(tee, { ...placement, pieces: [...placement.pieces, sleeve] }), true);
   });
 });
 

@@ -184,8 +184,9 @@ function drawPiece(
 /**
  * Whether a placement folds the garment over itself or stretches part of it
  * absurdly: the spline is evaluated on a 16-pixel grid over the garment's
- * opaque part, and every grid cell's mapped area must keep the sign of the
- * typical cell and stay within a factor of STRETCH of its size.
+ * opaque part, and every grid cell's mapped area must be positive (the
+ * garment's front still faces the camera) and within a factor of STRETCH of
+ * the typical cell's.
  */
 export function folds(cutout: GarmentCutout, placement: Placement): boolean {
   const g = cutout.image;
@@ -210,7 +211,10 @@ export function folds(cutout: GarmentCutout, placement: Placement): boolean {
     }
     if (areas.length === 0) continue;
     const typical = [...areas].sort((a, b) => a - b)[areas.length >> 1]!;
-    if (areas.some((a) => a / typical <= 0 || a / typical > STRETCH || a / typical < 1 / STRETCH)) return true;
+    // The typical cell itself must be positive: a piece turned over as a whole agrees with itself everywhere and is
+    // still drawn mirrored (a hanging sleeve pinned at its shoulder, at an armpit that lands below the elbow, and at
+    // its end: three points, an affine map, here a mirror).
+    if (typical <= 0 || areas.some((a) => a / typical <= 0 || a / typical > STRETCH || a / typical < 1 / STRETCH)) return true;
   }
   return false;
 }
