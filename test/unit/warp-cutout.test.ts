@@ -182,6 +182,19 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
     near1(right.y, 250, 24, 'right armpit y');
   });
 
+  test('armpitOf: below a wide sleeve cut in one with the body (kimono), where the side comes back to the body line', async () => {
+    // The sleeves reach from the shoulders out and down past mid-body; their undersides meet the body at y 410.
+    const KIMONO = `<path d="M250 150 Q300 190 350 150 L400 150 L540 290 L450 420 L400 410 L400 550 L200 550 L200 410 L150 420 L60 290 L200 150 Z" fill="#3fb6e0"/>`;
+    const s = readSilhouette(garmentMatte(await drawn(KIMONO, 'white'))!.alpha);
+    const body = upperBody(s);
+    const left = armpitOf(s, body, 'left')!;
+    const right = armpitOf(s, body, 'right')!;
+    near1(left.x, 200, 8, 'left armpit x');
+    near1(right.x, 400, 8, 'right armpit x');
+    near1(left.y, 410, 16, 'left armpit y');
+    near1(right.y, 410, 16, 'right armpit y');
+  });
+
   test('necklineOf: the front lies below the sides, on the centre line', async () => {
     const s = await tee();
     const neck = necklineOf(s, upperBody(s));

@@ -222,6 +222,14 @@ export function upperBody(s: Silhouette): UpperBody {
   return { centre, centralLength, left, right, half: (right - left) / 2, hanging };
 }
 
+/** How far (in half body widths) a side reaches past the body line where a sleeve is attached. */
+const SLEEVE_OUT = 0.18;
+/**
+ * How far (in half body widths) sleeves cut in one with the body reach out at mid-body, on both sides. Set-in sleeves
+ * lying against the body reach 0.3–0.6 there (their own width); kimono sleeves about 1.
+ */
+const CUT_IN_ONE = 0.85;
+
 /** An armpit, image side: going up from mid-body, where the side leaves the body line outwards (a sleeve starts). */
 export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right'): Point | null {
   const { centre, centralLength } = body;
@@ -240,15 +248,30 @@ export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right')
     const central = runAt(s.rows[y]!, centre);
     return { x: side === 'left' ? central[0] : central[1], y };
   }
-  let last: Point | null = null;
-  for (let y = middle; y >= s.top; y--) {
+  const outwardsAt = (y: number): { edge: number; outwards: number } | null => {
     const r = s.rows[y];
-    if (!r) break;
+    if (!r) return null;
     const [runLeft, runRight] = runAt(r, centre);
     const edge = side === 'left' ? runLeft : runRight;
-    const outwards = side === 'left' ? line - edge : edge - line;
-    if (outwards > 0.18 * body.half) return last ?? { x: line, y };
-    last = { x: edge, y };
+    return { edge, outwards: side === 'left' ? line - edge : edge - line };
+  };
+  // Sleeves cut in one with the body (kimono, batwing) reach below mid-body, on both sides, about as far out as the
+  // body is wide: going down, the armpit is where the side comes back to the body line. (A set-in sleeve lying against
+  // the body reaches out only its own width there, and its armpit is above.)
+  const middleRun = s.rows[middle] ? runAt(s.rows[middle]!, centre) : null;
+  if (middleRun && Math.min(body.left - middleRun[0], middleRun[1] - body.right) >= CUT_IN_ONE * body.half) {
+    for (let y = middle + 1; y < s.top + 0.85 * centralLength; y++) {
+      const at = outwardsAt(y);
+      if (!at) break;
+      if (at.outwards <= SLEEVE_OUT * body.half) return { x: at.edge, y };
+    }
+  }
+  let last: Point | null = null;
+  for (let y = middle; y >= s.top; y--) {
+    const at = outwardsAt(y);
+    if (!at) break;
+    if (at.outwards > SLEEVE_OUT * body.half) return last ?? { x: line, y };
+    last = { x: at.edge, y };
   }
   return null;
 }
