@@ -14,7 +14,7 @@ import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
-import { oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
+import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { folds, renderGarment } from '../../server/engines/warp/fit/render.ts';
@@ -305,6 +305,39 @@ describe('placing trousers on a body', () => {
     const layout = frame.halfWidth(depth).left;
     assert.ok(widened > plain + 2, `the left waistband at ${widened}, ${plain} by the layout alone`);
     assert.ok(widened - frame.origin.x <= 1.25 * 1.04 * 1.05 * layout + 1, `widened at most 1.25 times: ${widened}`);
+  });
+
+  test('the waistband is drawn up to where the old bottoms begin, when that is higher; the legs end where they did', () => {
+    const pin = (coverFrom: number | null, from: Point): Point =>
+      placeGarment(trousers(), body, { ...options, coverFrom }).pieces[0]!.pairs.find((p) => p.from.x === from.x && p.from.y === from.y)!
+        .to;
+    const own = 0.86 * body.torsoLength;
+    const waist = { x: 190, y: 5 };
+    const hem = { x: 190, y: 395 };
+    close(pin(own - 20, waist).y, pin(null, waist).y - 20, 1e-6);
+    assert.ok(Math.abs(pin(own - 20, hem).y - pin(null, hem).y) <= 1.5, `hem at ${pin(own - 20, hem).y}, ${pin(null, hem).y} before`);
+    assert.deepEqual(pin(own + 20, waist), pin(null, waist), 'never lower');
+  });
+
+  test('where the old bottoms begin on the centre line: at a top’s hem above them; unknown under a top that covers the hips, striped or not', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    const frame = bodyFrame(wearer);
+    assert.equal(oldBottomsTop(photo, wearer, frame, skinModel(photo, wearer)), null);
+    // Khaki trousers from y 270: the old top ends above the hips.
+    const repainted = { ...photo, data: photo.data.slice() };
+    for (let y = 270; y < 560; y++)
+      for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) repainted.data.set([190, 170, 110], (y * W + x) * 3);
+    const top = oldBottomsTop(repainted, wearer, frame, skinModel(repainted, wearer));
+    assert.ok(
+      top !== null && Math.abs(frame.origin.y + top - 270) <= 2,
+      `old bottoms begin at y ${top === null ? null : frame.origin.y + top}, drawn from 270`,
+    );
+    // A top over the hips with a white stripe across it, over khaki trousers: the stripe is not where the bottoms begin.
+    const striped = { ...photo, data: photo.data.slice() };
+    for (let y = 310; y < 560; y++)
+      for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) striped.data.set([190, 170, 110], (y * W + x) * 3);
+    for (let y = 230; y < 245; y++) for (let x = 155; x <= 245; x++) striped.data.set([250, 250, 250], (y * W + x) * 3);
+    assert.equal(oldBottomsTop(striped, wearer, frame, skinModel(striped, wearer)), null);
   });
 
   test('a "crotch" whose legs are not on their own sides of it (an asymmetric skirt) stays one piece', () => {

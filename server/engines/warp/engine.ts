@@ -35,7 +35,7 @@ import { faceViolation, layerViolations, oldClothingViolation, poseViolation, ty
 import { skinModel, skinModelFromMask } from './composite/colour.ts';
 import { FaceMesh, poseHeadBox } from '../../vision/face-mesh.ts';
 import { cutOutGarment } from './cutout/index.ts';
-import { oldTopHem } from './fit/old-hem.ts';
+import { oldBottomsTop, oldTopHem } from './fit/old-hem.ts';
 import { clothedWidth } from './fit/old-waist.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
 import type { GarmentCutout } from './types.ts';
@@ -141,8 +141,11 @@ export class WarpEngine implements Engine {
     // Where the customer's own top ends, with a little to spare: a new top just short of it is drawn down to it.
     const oldHem = garments.some((g) => g.category === 'top') ? oldTopHem(image, person, body, skin) : null;
     const coverTo = oldHem === null ? null : oldHem + HEM_SPARE * body.torsoLength;
-    // How wide the clothes are at the waist, which new bottoms cover (the layout's waist is narrower where arms hang by it).
-    const clothed = skin && garments.some((g) => g.category === 'bottom') ? clothedWidth(image, person, body, skin) : null;
+    // Where the customer's own bottoms begin, and how wide the clothes are at the waist, which new bottoms cover (the
+    // layout's waist is narrower where arms hang by it).
+    const bottoms = garments.some((g) => g.category === 'bottom');
+    const coverFrom = bottoms ? oldBottomsTop(image, person, body, skin) : null;
+    const clothed = skin && bottoms ? clothedWidth(image, person, body, skin) : null;
     /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {
       const options = {
@@ -151,6 +154,7 @@ export class WarpEngine implements Engine {
         tucked: tucked && cutout.category === 'top',
         essential: level > 0,
         coverTo,
+        coverFrom,
         clothed,
       };
       const garment = level > 1 ? withoutSleeves(cutout) : cutout;

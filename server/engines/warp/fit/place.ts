@@ -109,6 +109,11 @@ export interface PlaceOptions {
    * A hem that falls short of it by no more than LENGTHEN is drawn down to it.
    */
   coverTo?: number | null;
+  /**
+   * Depth below the shoulders (px) at which the customer's own bottoms begin (old-hem.ts). New bottoms whose
+   * waistband would sit lower are drawn up to it, so the old waistband does not show above theirs.
+   */
+  coverFrom?: number | null;
   /** How wide the customer's clothes are at a depth (old-waist.ts): new bottoms are widened towards it. */
   clothed?: ClothedWidth | null;
 }
@@ -308,9 +313,13 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
   const { scale } = options;
   const ease = EASE.bottom * scale.width;
   const gf = frameFrom(g.waistbandLeft, g.waistbandRight);
-  // The waistband sits a little above the hip joints; a skirt's at the natural waist.
-  const waistDepth = body.torsoLength * (g.crotch ? WAIST_DEPTH : SKIRT_WAIST_DEPTH);
-  const measured = waistHalfWidth(body, waistDepth, options.clothed ?? null);
+  // The waistband sits a little above the hip joints; a skirt's at the natural waist. Where the customer's own
+  // bottoms begin higher, the waistband is drawn up to them (raised), while the rest stays where it was: its width and
+  // scale are measured at its own depth, and the legs and crotch lengthened by as much.
+  const ownDepth = body.torsoLength * (g.crotch ? WAIST_DEPTH : SKIRT_WAIST_DEPTH);
+  const waistDepth = Math.min(ownDepth, options.coverFrom ?? Infinity);
+  const raised = ownDepth - waistDepth;
+  const measured = waistHalfWidth(body, ownDepth, options.clothed ?? null);
   const waistCentre = add(body.origin, body.down, waistDepth);
   const waistL = add(waistCentre, body.side, measured.left * ease);
   const waistR = add(waistCentre, body.side, -measured.right * ease);
@@ -334,7 +343,7 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     // The leg's path starts at the waistband's height, straight above the hip joint.
     const start = leg[0]!;
     const path = [add(start, body.down, -Math.max(dot(sub(start, waistCentre), body.down), 0)), ...leg];
-    const natural = lengthG * bf.unit * scale.length;
+    const natural = lengthG * bf.unit * scale.length + raised;
     const length = Math.min(natural, polylineLength(path) * 1.04);
     compression = Math.min(compression, length / Math.max(natural, 1));
     const at = alongPolyline(path, length);
@@ -353,7 +362,7 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     pairs.push({ from: kneeG, to: alongPolyline(path, share * length).point });
   }
   if (!g.crotch) return { pieces: [{ pairs }], bodyPolygon: null };
-  const depth = depthOf(gf, g.crotch) * bf.unit * scale.length * compression;
+  const depth = (depthOf(gf, g.crotch) * bf.unit * scale.length + raised) * compression;
   const crotch: ControlPair = { from: g.crotch, to: add(add(waistCentre, body.down, depth), body.side, sideOf(gf, g.crotch) * bf.unit) };
   const fly: ControlPair = { from: mid(g.waistbandLeft, g.waistbandRight), to: mid(waistL, waistR) };
   // Each leg on its own spline, cut at the crotch's x (the wearer's left leg is on the image's right): one spline
