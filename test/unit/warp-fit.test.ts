@@ -482,6 +482,35 @@ describe('folding', () => {
   });
 });
 
+describe('legs inside new bottoms', () => {
+  test('an old trouser leg beside new narrower ones becomes the wall, not skin; below their hem it is painted as a leg', () => {
+    const { image, person } = syntheticPerson();
+    // New trouser legs over the middle of each old one (x 155..185 and 215..245), from y 330 to 480.
+    const [x0, y0, lw, lh] = [150, 330, 100, 150];
+    const layer = {
+      x0,
+      y0,
+      width: lw,
+      height: lh,
+      rgb: new Uint8Array(lw * lh * 3),
+      alpha: new Float32Array(lw * lh),
+      sleeve: new Uint8Array(lw * lh),
+    };
+    for (let y = 0; y < lh; y++) {
+      for (let x = 0; x < lw; x++) {
+        if ((x0 + x >= 215 && x0 + x < 245) || (x0 + x >= 155 && x0 + x < 185)) {
+          layer.alpha[y * lw + x] = 1;
+          layer.rgb.set([200, 30, 30], (y * lw + x) * 3);
+        }
+      }
+    }
+    const out = compose({ image, person, layers: [{ layer, category: 'bottom' }] });
+    const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    assert.ok(distanceTo(at(212, 400), WALL) < 12, `beside the new leg: ${at(212, 400)}`);
+    assert.ok(distanceTo(at(228, 520), SKIN) < 60, `below the hem, on the leg: ${at(228, 520)}`);
+  });
+});
+
 describe('cloth resting on the shoulders', () => {
   test('square corners standing off the shoulders go; the torso, the collar and what hangs below the armpits stay', () => {
     const { person } = syntheticPerson();

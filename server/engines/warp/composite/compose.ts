@@ -5,11 +5,12 @@
  * 1. Old clothing that the new garments replace but do not cover becomes
  *    skin (on the arms in an arm's shape and the forearm's light, limbs.ts;
  *    on the legs and body, with the photo's own shading) or background
- *    (the rest of an old sleeve, and where loose old clothing stood away
- *    from the body, in the rows the new garment covers: below a shorter new
- *    top the old one stays across its width); above a new top's neckline,
- *    the old top's collar becomes neck and chest, and so does an old collar
- *    below the chin (neckline.ts).
+ *    (the rest of an old sleeve; an old trouser leg beside new trousers or
+ *    a skirt that cover the leg in its row, the leg being inside them; and
+ *    where loose old clothing stood away from the body, in the rows the new
+ *    garment covers: below a shorter new top the old one stays across its
+ *    width); above a new top's neckline, the old top's collar becomes neck
+ *    and chest, and so does an old collar below the chin (neckline.ts).
  * 2. Each garment takes the person's shading: the photo's local luminance
  *    relative to its surroundings (folds, shadows) multiplies the garment's
  *    colour, so hues stay the garment's own.
@@ -66,6 +67,8 @@ const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, text
 const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 /** The body's core: within this share (squared) of each bone's radius. */
 const CORE_RADIUS2 = 0.8;
+/** A leg is inside new bottoms in a row where they cover at least this share of it. */
+const SHEATHED = 0.3;
 /** Painted skin on a limb is this much darker at the core's edge than on the limb's axis. */
 const ROUNDNESS = 0.22;
 /** Pixels between a person's edge and the background sampled for filling. */
@@ -100,7 +103,10 @@ export function compose(input: ComposeInput): Uint8Array {
   const kinds = replaced(categories);
   // The photo's broad shading, which painted skin takes.
   const shading = shadingRatio(lum, width, height, SKIN_SHADING.fine, SKIN_SHADING.coarse);
-  removeOldClothing(out, image, person, skin, shading, coverage, kinds);
+  // Trousers and skirts sheathe the legs they cover; a dress's slit may let a leg out beside it.
+  const bottoms = layers.filter((l) => l.category === 'bottom');
+  const sheathed = bottoms.length > 0 ? sheathedLegs(person, layerCoverage(bottoms, width, height), width, height) : null;
+  removeOldClothing(out, image, person, skin, shading, coverage, kinds, sheathed);
   // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
   const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
   let underChin: Uint8Array | null = null;
@@ -134,6 +140,8 @@ export function layerCoverage(layers: readonly PlacedLayer[], width: number, hei
  * Old clothing of the replaced kinds that stays visible outside the new
  * garments: inside the body's core it becomes skin, keeping the photo's
  * shading; outside it (a loose old garment's edge) it becomes background.
+ * A leg is no core in the rows where new bottoms sheathe it (`sheathed`,
+ * from sheathedLegs): the old trouser leg beside them becomes background.
  */
 function removeOldClothing(
   out: Uint8Array,
@@ -143,6 +151,7 @@ function removeOldClothing(
   shading: Float32Array,
   coverage: Float32Array,
   kinds: { upper: boolean; lower: boolean },
+  sheathed: Uint8Array | null,
 ): void {
   if (!skin || (!kinds.upper && !kinds.lower)) return;
   const { width, height, channels, data } = image;
@@ -175,7 +184,9 @@ function removeOldClothing(
       // Skin stays; beside an arm's shape only bare skin does (a pink sleeve's skin-coloured specks would stand alone).
       if (isSkin(skin, r, g, b) && (arm !== 0 || limbs.bareAt(i))) continue;
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
-      const core = arm === null ? inCore(x + 0.5, y + 0.5) : arm > 0 || torsoCore;
+      // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
+      const core =
+        arm === null ? inCore(x + 0.5, y + 0.5) && !(sheathed && LEGS.has(label) && sheathed[label * height + y]) : arm > 0 || torsoCore;
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
       // rows where the new garment covers the body's centre line (else they would leave the wall in notches).
@@ -234,6 +245,30 @@ function clearOutline(out: Uint8Array, person: PersonAnalysis, background: Uint8
     const keep = coverage[i]!;
     for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(background[i * 3 + c]! * (1 - keep) + out[i * 3 + c]! * keep);
   }
+}
+
+/**
+ * Per leg region and row (index region × height + y), whether new bottoms cover at least SHEATHED of that leg's
+ * pixels in that row: a leg inside them, beside which the old trouser leg is not skin. Rows that a hem only grazes
+ * (a curved skirt's hem across the leg) keep the leg.
+ */
+function sheathedLegs(person: PersonAnalysis, coverage: Float32Array, width: number, height: number): Uint8Array {
+  const labels = person.layout.labels;
+  const size = (Math.max(...LEGS) + 1) * height;
+  const total = new Uint32Array(size);
+  const covered = new Uint32Array(size);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      const label = labels[i]!;
+      if (!LEGS.has(label) || person.matte.data[i]! < 128) continue;
+      total[label * height + y]!++;
+      if (coverage[i]! >= 0.5) covered[label * height + y]!++;
+    }
+  }
+  const rows = new Uint8Array(size);
+  for (let k = 0; k < size; k++) rows[k] = total[k]! > 0 && covered[k]! >= SHEATHED * total[k]! ? 1 : 0;
+  return rows;
 }
 
 /** Per row, whether the new garments cover the body's centre line there (the line from the shoulders' to the hips' middle). */
