@@ -7,9 +7,9 @@
  *   shorter than that is drawn down to it (place.ts), so the old hem does
  *   not show as a band below the new one;
  * - the old bottoms' top, going up from the hips until their colour gives
- *   way to the top's or to skin. New bottoms whose waistband sits a little
- *   lower are drawn up to it, so the old waistband does not show above
- *   the new one.
+ *   way to the top's or to skin. New bottoms whose waistband sits lower
+ *   are drawn up to it, so the old waistband does not show above the new
+ *   one.
  */
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { GARMENTS_APART, clothingColour, isSkin, type SkinModel } from '../composite/colour.ts';
@@ -54,7 +54,8 @@ export function oldBottomsTop(image: RawImage, person: PersonAnalysis, body: Bod
 
 /**
  * Going from depth `from` to depth `to` (torso lengths, either way), the first depth where the strip's colour is
- * another garment's, skin or the wall for a run of rows: the last depth of the reference colour there.
+ * another garment's, skin or the wall for a run of rows: the last depth of the reference colour there. Null when the
+ * colour at `from` is not a garment's, or not the `expected` garment's.
  */
 function edgeFrom(strip: Strip, body: BodyFrame, from: number, to: number, expected?: Rgb): number | null {
   const start = from * body.torsoLength;
