@@ -24,6 +24,7 @@ import {
   sleeveEndOf,
   upperBody,
   upperLandmarks,
+  type Silhouette,
 } from '../../server/engines/warp/cutout/silhouette.ts';
 import { EngineError } from '../../server/engines/types.ts';
 import type { Point } from '../../server/engines/warp/types.ts';
@@ -171,28 +172,27 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
     assert.equal(body.hanging, false);
   });
 
-  test('armpitOf: where each side leaves the body line going up', async () => {
-    const s = await tee();
+  /** Both armpits near (200, y) and (400, y): within `across` pixels across and `down` pixels up or down. */
+  const armpitsAt = (s: Silhouette, y: number, across: number, down: number): void => {
     const body = upperBody(s);
-    const left = armpitOf(s, body, 'left')!;
-    const right = armpitOf(s, body, 'right')!;
-    near1(left.x, 200, 6, 'left armpit x');
-    near1(right.x, 400, 6, 'right armpit x');
-    near1(left.y, 250, 24, 'left armpit y');
-    near1(right.y, 250, 24, 'right armpit y');
+    for (const [side, x] of [
+      ['left', 200],
+      ['right', 400],
+    ] as const) {
+      const pit = armpitOf(s, body, side)!;
+      near1(pit.x, x, across, `${side} armpit x`);
+      near1(pit.y, y, down, `${side} armpit y`);
+    }
+  };
+
+  test('armpitOf: where each side leaves the body line going up', async () => {
+    armpitsAt(await tee(), 250, 6, 24);
   });
 
   test('armpitOf: below a wide sleeve cut in one with the body (kimono), where the side comes back to the body line', async () => {
     // The sleeves reach from the shoulders out and down past mid-body; their undersides meet the body at y 410.
     const KIMONO = `<path d="M250 150 Q300 190 350 150 L400 150 L540 290 L450 420 L400 410 L400 550 L200 550 L200 410 L150 420 L60 290 L200 150 Z" fill="#3fb6e0"/>`;
-    const s = readSilhouette(garmentMatte(await drawn(KIMONO, 'white'))!.alpha);
-    const body = upperBody(s);
-    const left = armpitOf(s, body, 'left')!;
-    const right = armpitOf(s, body, 'right')!;
-    near1(left.x, 200, 8, 'left armpit x');
-    near1(right.x, 400, 8, 'right armpit x');
-    near1(left.y, 410, 16, 'left armpit y');
-    near1(right.y, 410, 16, 'right armpit y');
+    armpitsAt(readSilhouette(garmentMatte(await drawn(KIMONO, 'white'))!.alpha), 410, 8, 16);
   });
 
   test('necklineOf: the front lies below the sides, on the centre line', async () => {
