@@ -218,6 +218,18 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
   });
 });
 
+describe('a pinafore’s landmarks', () => {
+  test('armholes cut wide at the shoulders, their edges a little past the body line, are no sleeves; a tee’s sleeves are', async () => {
+    const PINAFORE = `<path d="M245 80 Q300 130 355 80 L390 80 L393 190 L378 200 L378 420 L450 700 L150 700 L222 420 L222 200 L207 190 L210 80 Z" fill="#5a4f55"/>`;
+    const pinafore = upperLandmarks(readSilhouette(garmentMatte(await drawn(PINAFORE, 'white'))!.alpha), 'dress');
+    assert.ok(pinafore.leftArmpit && pinafore.rightArmpit, JSON.stringify(pinafore));
+    assert.equal(pinafore.leftSleeveEnd, undefined, JSON.stringify(pinafore));
+    assert.equal(pinafore.rightSleeveEnd, undefined);
+    const tee = upperLandmarks(readSilhouette(garmentMatte(await drawn(TEE, 'white'))!.alpha), 'top');
+    assert.ok(tee.leftSleeveEnd && tee.rightSleeveEnd, JSON.stringify(tee));
+  });
+});
+
 describe('a strapless dress’s landmarks', () => {
   test('a straight top edge over a wider bodice hangs at the armpits; a sleeveless dress widest at its straight top hangs from its shoulders', async () => {
     const STRAPLESS = `<path d="M240 100 L360 100 L376 150 L366 320 L420 650 L180 650 L234 320 L224 150 Z" fill="#4060c0"/>`;

@@ -229,6 +229,11 @@ const SLEEVE_OUT = 0.18;
  * lying against the body reach 0.3–0.6 there (their own width); kimono sleeves about 1.
  */
 const CUT_IN_ONE = 0.85;
+/**
+ * A sleeve's opening is at least this wide (half-widths over the body's): an arm goes through it. On the wide set's
+ * garments real sleeves measure 0.11 (a tee dress's short sleeves) to 0.52; a pinafore's armhole edges 0.06.
+ */
+const SLEEVE_OPENING = 0.085;
 
 /** An armpit, image side: going up from mid-body, where the side leaves the body line outwards (a sleeve starts). */
 export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right'): Point | null {
@@ -474,7 +479,10 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
       out.rightArmpit = { x: run[0], y };
     }
   }
-  if (sleeveImageLeft && sleeveImageRight) {
+  // An opening too narrow for an arm is no sleeve: it is the edge of an armhole cut wide at the shoulder (a
+  // pinafore's), and laid along the arm it stood off the shoulder like a pad.
+  const admitsArm = (sleeve: { half: number }): boolean => sleeve.half >= SLEEVE_OPENING * body.half;
+  if (sleeveImageLeft && sleeveImageRight && admitsArm(sleeveImageLeft) && admitsArm(sleeveImageRight)) {
     out.rightSleeveEnd = sleeveImageLeft.end;
     out.leftSleeveEnd = sleeveImageRight.end;
     out.sleeveHalfWidth = (sleeveImageLeft.half + sleeveImageRight.half) / 2;
