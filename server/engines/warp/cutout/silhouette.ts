@@ -265,6 +265,7 @@ export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right')
   // the body reaches out only its own width there, and its armpit is above.)
   const middleRun = s.rows[middle] ? runAt(s.rows[middle]!, centre) : null;
   if (middleRun && Math.min(body.left - middleRun[0], middleRun[1] - body.right) >= CUT_IN_ONE * body.half) {
+    // No lower than the band upperBody measures the body's sides in.
     for (let y = middle + 1; y < s.top + 0.85 * centralLength; y++) {
       const at = outwardsAt(y);
       if (!at) break;
