@@ -22,7 +22,7 @@ import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
-import { REGION } from '../../server/vision/types.ts';
+import { POSE, REGION } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
@@ -259,8 +259,9 @@ describe('placing trousers on a body', () => {
   test('each leg is fitted on its own spline, cut at the crotch, both sharing the waistband and the crotch', () => {
     const { pieces } = placeGarment(trousers(), body, options);
     assert.equal(pieces.length, 2);
-    assert.deepEqual(pieces[0]!.split, { from: 100, to: Infinity });
-    assert.deepEqual(pieces[1]!.split, { from: -Infinity, to: 100 });
+    // Cut at the crotch, each leg reaching a little past the cut so that the two meet without a gap.
+    assert.ok(pieces[0]!.split!.from < 100 && pieces[0]!.split!.to === Infinity, JSON.stringify(pieces[0]!.split));
+    assert.ok(pieces[1]!.split!.from === -Infinity && pieces[1]!.split!.to > 100, JSON.stringify(pieces[1]!.split));
     for (const piece of pieces)
       assert.ok(
         piece.pairs.some((p) => p.from.x === 100 && p.from.y === 150),
@@ -338,6 +339,28 @@ describe('placing trousers on a body', () => {
       for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) striped.data.set([190, 170, 110], (y * W + x) * 3);
     for (let y = 230; y < 245; y++) for (let x = 155; x <= 245; x++) striped.data.set([250, 250, 250], (y * W + x) * 3);
     assert.equal(oldBottomsTop(striped, wearer, frame, skinModel(striped, wearer)), null);
+  });
+
+  test('the two legs meet along the fly without a gap when the body’s legs stand close together', () => {
+    const { person: closeLegs } = syntheticPerson();
+    // The wearer's left knee and ankle under the body's centre: the two legs' splines bend apart above the crotch.
+    for (const joint of [POSE.leftKnee, POSE.leftAnkle]) closeLegs.landmarks[joint] = { ...closeLegs.landmarks[joint]!, x: 200 };
+    const garment = trousers();
+    const placement = placeGarment(garment, bodyFrame(closeLegs), options);
+    assert.equal(placement.pieces.length, 2);
+    const layer = renderGarment(garment, placement, W, H);
+    const crotch = placement.pieces[0]!.pairs.find((p) => p.from.x === 100 && p.from.y === 150)!.to;
+    let rows = 0;
+    for (let y = Math.ceil(layer.y0 + 5); y < crotch.y - 2; y++) {
+      const row = Array.from(layer.alpha.subarray((y - layer.y0) * layer.width, (y - layer.y0 + 1) * layer.width));
+      const first = row.findIndex((a) => a >= 0.5);
+      const last = row.findLastIndex((a) => a >= 0.5);
+      if (first < 0) continue;
+      rows++;
+      const gaps = row.slice(first, last + 1).filter((a) => a < 0.5).length;
+      assert.equal(gaps, 0, `row ${y}: ${gaps} pixels open between the legs above the crotch`);
+    }
+    assert.ok(rows > 20, `${rows} rows checked`);
   });
 
   test('a "crotch" whose legs are not on their own sides of it (an asymmetric skirt) stays one piece', () => {

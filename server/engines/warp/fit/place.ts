@@ -52,6 +52,12 @@ const CLOTHED_WAIST = 1.25;
 
 /** A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders. */
 const LENGTHEN = 1.15;
+/**
+ * Trouser legs, each on its own spline, overlap by this share of the waistband's width past the cut between them:
+ * the two splines agree only at the pins they share (waistband, fly, crotch), and between those they may part by a
+ * pixel, which showed as a thin line down the fly.
+ */
+const SEAM = 0.02;
 
 /** Half the neck's width, in shoulder widths: a collar may rise above the shoulders' outline there. */
 const NECK_HALF = 0.3;
@@ -381,10 +387,11 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     Math.min(g.leftLegHemOuter!.x, g.leftLegHemInner!.x) > g.crotch.x &&
     Math.max(g.rightLegHemOuter.x, g.rightLegHemInner.x) < g.crotch.x;
   if (!legs) return { pieces: [{ pairs: [...pairs, crotch] }], bodyPolygon: null };
+  const seam = SEAM * len(sub(g.waistbandLeft, g.waistbandRight));
   return {
     pieces: [
-      { pairs: [wl!, wr!, fly, crotch, ...own(0)], split: { from: g.crotch.x, to: Infinity } },
-      { pairs: [wl!, wr!, fly, crotch, ...own(rightStart)], split: { from: -Infinity, to: g.crotch.x } },
+      { pairs: [wl!, wr!, fly, crotch, ...own(0)], split: { from: g.crotch.x - seam, to: Infinity } },
+      { pairs: [wl!, wr!, fly, crotch, ...own(rightStart)], split: { from: -Infinity, to: g.crotch.x + seam } },
     ],
     bodyPolygon: null,
   };
