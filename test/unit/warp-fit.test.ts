@@ -354,7 +354,7 @@ describe('placing trousers on a body', () => {
     for (let y = Math.ceil(layer.y0 + 5); y < crotch.y - 2; y++) {
       const row = Array.from(layer.alpha.subarray((y - layer.y0) * layer.width, (y - layer.y0 + 1) * layer.width));
       const first = row.findIndex((a) => a >= 0.5);
-      const last = row.findLastIndex((a) => a >= 0.5);
+      const last = row.length - 1 - [...row].reverse().findIndex((a) => a >= 0.5);
       if (first < 0) continue;
       rows++;
       const gaps = row.slice(first, last + 1).filter((a) => a < 0.5).length;
