@@ -534,6 +534,33 @@ describe('legs inside new bottoms', () => {
   });
 });
 
+describe('old bottoms beside new ones at the hips', () => {
+  const CREAM = [220, 200, 150] as const;
+  test('become the wall in the rows the new bottoms sheathe; an old top’s hem over the hips stays', () => {
+    const { image, person } = syntheticPerson();
+    // Cream trousers, told apart from the navy top by colour.
+    for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);
+    // New bottoms narrower than the old trousers' hips (x 185..215), from y 300 down: the hips (labelled from y 280
+    // to 310, the old top down to 310) are sheathed from y 300 on.
+    const [x0, y0, lw, lh] = [185, 300, 31, 180];
+    const layer = {
+      x0,
+      y0,
+      width: lw,
+      height: lh,
+      rgb: new Uint8Array(lw * lh * 3).fill(30),
+      alpha: new Float32Array(lw * lh).fill(1),
+      sleeve: new Uint8Array(lw * lh),
+    };
+    assert.equal(person.layout.labels[310 * W + 182], REGION.hips);
+    assert.equal(person.layout.labels[305 * W + 170], REGION.hips);
+    const out = compose({ image, person, layers: [{ layer, category: 'bottom' }] });
+    const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    assert.ok(distanceTo(at(182, 310), WALL) < 12, `old trousers beside the new ones: ${at(182, 310)}`);
+    assert.deepEqual(at(170, 305), [...OLD_TOP], 'the old top over the hips');
+  });
+});
+
 describe('cloth resting on the shoulders', () => {
   test('square corners standing off the shoulders go; the torso, the collar and what hangs below the armpits stay', () => {
     const { person } = syntheticPerson();

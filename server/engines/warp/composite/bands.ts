@@ -42,24 +42,42 @@ export interface BandInput {
   torsoLength: number;
 }
 
+/**
+ * What the customer wears on top (the torso's clothing colour) and below (the thighs'), with a test of whether a
+ * colour is the old bottoms' cloth: not skin, and nearer their colour than the top's. Null when the two cannot be
+ * told apart by colour (under GARMENTS_APART between them) or either is not seen.
+ */
+export function oldBottomsColour(
+  image: RawImage,
+  person: PersonAnalysis,
+  skin: SkinModel | null,
+): { top: [number, number, number]; bottom: [number, number, number]; test(r: number, g: number, b: number): boolean } | null {
+  const top = clothingColour(image, person, UPPER, skin);
+  const bottom = clothingColour(image, person, LOWER, skin);
+  if (!top || !bottom || Math.hypot(top[0] - bottom[0], top[1] - bottom[1], top[2] - bottom[2]) < BAND.contrast) return null;
+  return {
+    top,
+    bottom,
+    test: (r, g, b) => {
+      if (skin && isSkin(skin, r, g, b)) return false;
+      return Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
+    },
+  };
+}
+
 /** Replaces the band in `out` (see above) when new bottoms alone are drawn; returns how many pixels it replaced. */
 export function replaceWaistBand(input: BandInput): number {
   const { out, image, person, skin, coverage, torsoLength } = input;
   const { width, height, data, channels } = image;
-  const top = clothingColour(image, person, UPPER, skin);
-  const bottom = clothingColour(image, person, LOWER, skin);
-  if (!top || !bottom || Math.hypot(top[0] - bottom[0], top[1] - bottom[1], top[2] - bottom[2]) < BAND.contrast) return 0;
+  const bottoms = oldBottomsColour(image, person, skin);
+  if (!bottoms) return 0;
+  const { top, bottom } = bottoms;
   // Rows are walked upwards: from the new waistband into the band, and on to the top above it.
   const longest = Math.round(BAND.longest * torsoLength);
-  const isOld = (i: number): boolean => {
-    if (person.matte.data[i]! < 128 || !TRUNK.has(person.layout.labels[i]!)) return false;
-    const j = i * channels;
-    const r = data[j]!;
-    const g = data[j + 1]!;
-    const b = data[j + 2]!;
-    if (skin && isSkin(skin, r, g, b)) return false;
-    return Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
-  };
+  const isOld = (i: number): boolean =>
+    person.matte.data[i]! >= 128 &&
+    TRUNK.has(person.layout.labels[i]!) &&
+    bottoms.test(data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!);
   // Per column: the new waistband (the highest covered pixel) and the band's far end.
   const edges = new Int32Array(width).fill(-1);
   const ends = new Int32Array(width).fill(-1);

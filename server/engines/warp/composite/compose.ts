@@ -6,7 +6,8 @@
  *    skin (on the arms in an arm's shape and the forearm's light, limbs.ts;
  *    on the legs and body, with the photo's own shading) or background
  *    (the rest of an old sleeve; an old trouser leg beside new trousers or
- *    a skirt that cover the leg in its row, the leg being inside them; and
+ *    a skirt that cover the leg in its row, the leg being inside them, and
+ *    old bottoms beside them at the waist and hips in the same way; and
  *    where loose old clothing stood away from the body, in the rows the new
  *    garment covers: below a shorter new top the old one stays across its
  *    width); above a new top's neckline, the old top's collar becomes neck
@@ -23,7 +24,7 @@
  */
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { replaceWaistBand } from './bands.ts';
+import { oldBottomsColour, replaceWaistBand } from './bands.ts';
 import { bareNeckline, bareUnderChin } from './neckline.ts';
 import { bodyFrame } from '../fit/body.ts';
 import { boxMean, squareFilter } from '../../../kernel/raster.ts';
@@ -69,6 +70,8 @@ const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 const CORE_RADIUS2 = 0.8;
 /** A leg is inside new bottoms in a row where they cover at least this share of it. */
 const SHEATHED = 0.3;
+/** Old bottoms beside new ones are told by their colour averaged over a square of this radius (pixels). */
+const BESIDE_SMOOTHING = 4;
 /** Painted skin on a limb is this much darker at the core's edge than on the limb's axis. */
 const ROUNDNESS = 0.22;
 /** Pixels between a person's edge and the background sampled for filling. */
@@ -105,7 +108,7 @@ export function compose(input: ComposeInput): Uint8Array {
   const shading = shadingRatio(lum, width, height, SKIN_SHADING.fine, SKIN_SHADING.coarse);
   // Trousers and skirts sheathe the legs they cover; a dress's slit may let a leg out beside it.
   const bottoms = layers.filter((l) => l.category === 'bottom');
-  const sheathed = bottoms.length > 0 ? sheathedLegs(person, layerCoverage(bottoms, width, height), width, height) : null;
+  const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), skin) : null;
   removeOldClothing(out, image, person, skin, shading, coverage, kinds, sheathed);
   // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
   const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
@@ -141,7 +144,9 @@ export function layerCoverage(layers: readonly PlacedLayer[], width: number, hei
  * garments: inside the body's core it becomes skin, keeping the photo's
  * shading; outside it (a loose old garment's edge) it becomes background.
  * A leg is no core in the rows where new bottoms sheathe it (`sheathed`,
- * from sheathedLegs): the old trouser leg beside them becomes background.
+ * from sheathedBody): the old trouser leg beside them becomes background.
+ * Nor are the waist and hips in the rows where new bottoms sheathe them:
+ * old bottoms beside them there (a loose waistband) become background too.
  */
 function removeOldClothing(
   out: Uint8Array,
@@ -151,7 +156,7 @@ function removeOldClothing(
   shading: Float32Array,
   coverage: Float32Array,
   kinds: { upper: boolean; lower: boolean },
-  sheathed: Uint8Array | null,
+  sheathed: Sheath | null,
 ): void {
   if (!skin || (!kinds.upper && !kinds.lower)) return;
   const { width, height, channels, data } = image;
@@ -172,7 +177,9 @@ function removeOldClothing(
       const label = labels[i]!;
       // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
       const limb = (kinds.upper && ARMS.has(label)) || (kinds.lower && LEGS.has(label));
-      const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.lower && label === REGION.hips);
+      // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
+      const beside = sheathed !== null && sheathed.beside(label, x, y, i);
+      const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.lower && label === REGION.hips) || beside;
       if (!limb && !trunk) continue;
       const j = i * channels;
       const r = data[j]!;
@@ -186,11 +193,14 @@ function removeOldClothing(
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
       // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
       const core =
-        arm === null ? inCore(x + 0.5, y + 0.5) && !(sheathed && LEGS.has(label) && sheathed[label * height + y]) : arm > 0 || torsoCore;
+        !beside &&
+        (arm === null
+          ? inCore(x + 0.5, y + 0.5) && !(sheathed && LEGS.has(label) && sheathed.rows[label * height + y])
+          : arm > 0 || torsoCore);
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
       // rows where the new garment covers the body's centre line (else they would leave the wall in notches).
-      if (trunk && !limb && !centreCovered[y]) continue;
+      if (trunk && !limb && !beside && !centreCovered[y]) continue;
       const keep = coverage[i]!;
       let fr: number;
       let fg: number;
@@ -247,28 +257,75 @@ function clearOutline(out: Uint8Array, person: PersonAnalysis, background: Uint8
   }
 }
 
+/** Where new bottoms sheathe the body (sheathedBody). */
+interface Sheath {
+  /** Per region and row (index region × height + y): new bottoms cover at least SHEATHED of its pixels there. */
+  rows: Uint8Array;
+  /**
+   * Whether a pixel (at x, y; index i) is old clothing beside new bottoms, in a row where they sheathe the waist or
+   * hips: left or right of all of them. Only the old bottoms' own cloth is (an old top's hem over the hips stays), so
+   * nothing is when the old top and bottoms cannot be told apart by colour. Old bottoms beside the arms stay: there
+   * the arm's shadowed edge is not told from them.
+   */
+  beside(label: number, x: number, y: number, i: number): boolean;
+}
+
+/** The regions that new bottoms sheathe: the legs, and at the waistband the torso and hips. */
+const SHEATHABLE = new Set<number>([...LEGS, REGION.torso, REGION.hips]);
+
 /**
- * Per leg region and row (index region × height + y), whether new bottoms cover at least SHEATHED of that leg's
- * pixels in that row: a leg inside them, beside which the old trouser leg is not skin. Rows that a hem only grazes
- * (a curved skirt's hem across the leg) keep the leg.
+ * Per region of the legs, waist and hips and per row, whether new bottoms cover at least SHEATHED of that region's
+ * pixels in that row: a leg inside them, beside which the old trouser leg is not skin; a waist or hips inside
+ * them, beside which an old loose waistband or skirt is no body. Rows that a hem only grazes (a curved skirt's hem
+ * across the leg) keep the leg. Beside means outside the bottoms' extent in the row: a gap inside them (a fly's
+ * seam the cut-out left soft) is not beside them.
  */
-function sheathedLegs(person: PersonAnalysis, coverage: Float32Array, width: number, height: number): Uint8Array {
+function sheathedBody(image: RawImage, person: PersonAnalysis, coverage: Float32Array, skin: SkinModel | null): Sheath {
+  const { width, height } = image;
   const labels = person.layout.labels;
-  const size = (Math.max(...LEGS) + 1) * height;
+  const size = (Math.max(...SHEATHABLE) + 1) * height;
   const total = new Uint32Array(size);
   const covered = new Uint32Array(size);
+  const left = new Int32Array(height).fill(width);
+  const right = new Int32Array(height).fill(-1);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
+      if (coverage[i]! >= 0.5) {
+        left[y] = Math.min(left[y]!, x);
+        right[y] = x;
+      }
       const label = labels[i]!;
-      if (!LEGS.has(label) || person.matte.data[i]! < 128) continue;
+      if (!SHEATHABLE.has(label) || person.matte.data[i]! < 128) continue;
       total[label * height + y]!++;
       if (coverage[i]! >= 0.5) covered[label * height + y]!++;
     }
   }
   const rows = new Uint8Array(size);
   for (let k = 0; k < size; k++) rows[k] = total[k]! > 0 && covered[k]! >= SHEATHED * total[k]! ? 1 : 0;
-  return rows;
+  // The old bottoms' cloth, told by its colour smoothed over a few pixels: a highlight on jeans is not left as a speck.
+  const colours = oldBottomsColour(image, person, skin);
+  const smooth = colours ? smoothedColour(image, BESIDE_SMOOTHING) : null;
+  const oldBottoms = (i: number): boolean =>
+    colours !== null && smooth !== null && colours.test(smooth[0]![i]!, smooth[1]![i]!, smooth[2]![i]!);
+  return {
+    rows,
+    beside: (label, x, y, i) => {
+      if (x >= left[y]! && x <= right[y]!) return false;
+      if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
+      return (label === REGION.hips || label === REGION.torso) && oldBottoms(i);
+    },
+  };
+}
+
+/** Each channel of a photo averaged over a square of radius r. */
+function smoothedColour(image: RawImage, r: number): Float32Array[] {
+  const { width, height, channels, data } = image;
+  return [0, 1, 2].map((c) => {
+    const plane = new Float32Array(width * height);
+    for (let i = 0; i < plane.length; i++) plane[i] = data[i * channels + c]!;
+    return boxMean(plane, width, height, r);
+  });
 }
 
 /** Per row, whether the new garments cover the body's centre line there (the line from the shoulders' to the hips' middle). */
