@@ -16,7 +16,7 @@ import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
-import { placeGarment } from '../../server/engines/warp/fit/place.ts';
+import { inBand, placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { folds, renderGarment } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { sizeStep } from '../../server/kernel/vocabulary.ts';
@@ -188,6 +188,56 @@ describe('placing a top on a body', () => {
     assert.ok(neck(wearerLeft!) - neck(wearerRight!) < hemCentre(wearerLeft!).x - hemCentre(wearerRight!).x);
   });
 
+  test('sleeves hanging in the photo, cut from the body at the armpits, meet it above them without a slit', () => {
+    const { person: armsIn } = syntheticPerson();
+    // The wearer's left arm held close to the body: that sleeve's spline bends away from the body's along the cut.
+    armsIn.landmarks[POSE.leftElbow] = { ...armsIn.landmarks[POSE.leftElbow]!, x: 240 };
+    armsIn.landmarks[POSE.leftWrist] = { ...armsIn.landmarks[POSE.leftWrist]!, x: 230 };
+    // A 200×240 top whose sleeves hang beside its body (x 4..40 and 160..196) down to y 200.
+    const [gw, gh] = [200, 240];
+    const data = new Uint8Array(gw * gh * 4);
+    for (let y = 20; y < 230; y++) {
+      for (let x = 0; x < gw; x++) {
+        if ((x >= 40 && x < 160) || (y < 200 && ((x >= 160 && x < 196) || (x >= 4 && x < 40))))
+          data.set([230, 40, 40, 255], (y * gw + x) * 4);
+      }
+    }
+    const hanging: GarmentCutout = {
+      ...syntheticTee(),
+      image: { data, width: gw, height: gh, channels: 4 },
+      landmarks: {
+        neckLeft: { x: 115, y: 20 },
+        neckRight: { x: 85, y: 20 },
+        neckFront: { x: 100, y: 35 },
+        leftShoulder: { x: 160, y: 22 },
+        rightShoulder: { x: 40, y: 22 },
+        leftArmpit: { x: 160, y: 70 },
+        rightArmpit: { x: 40, y: 70 },
+        leftSleeveEnd: { x: 178, y: 199 },
+        rightSleeveEnd: { x: 22, y: 199 },
+        sleeveHalfWidth: 18,
+        sleevesHang: true,
+        leftHem: { x: 160, y: 229 },
+        rightHem: { x: 40, y: 229 },
+      },
+    };
+    const placement = placeGarment(hanging, bodyFrame(armsIn), { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
+    assert.equal(placement.pieces.length, 3);
+    const layer = renderGarment(hanging, placement, W, H);
+    const armpit = placement.pieces[0]!.pairs.find((p) => p.from.x === 160 && p.from.y === 70)!.to;
+    let open = 0;
+    // From the shoulder joints (above them the neck opening parts the cloth) to just above the armpits.
+    const shoulderY = armsIn.landmarks[POSE.leftShoulder]!.y;
+    for (let y = shoulderY; y < armpit.y - 20; y++) {
+      const row = Array.from(layer.alpha.subarray((y - layer.y0) * layer.width, (y - layer.y0 + 1) * layer.width));
+      const first = row.findIndex((a) => a >= 0.5);
+      if (first < 0) continue;
+      const last = row.length - 1 - [...row].reverse().findIndex((a) => a >= 0.5);
+      open += row.slice(first, last + 1).filter((a) => a < 0.5).length;
+    }
+    assert.equal(open, 0, `${open} pixels open between sleeve and body above the armpits`);
+  });
+
   test('a hem a little above where the old top ends is drawn down to it; one far above it, or a jacket’s, is not', () => {
     const hemY = (coverTo: number | null, category: GarmentCutout['category'] = 'top'): number => {
       const placed = placeGarment({ ...tee, category }, body, {
@@ -259,9 +309,13 @@ describe('placing trousers on a body', () => {
   test('each leg is fitted on its own spline, cut at the crotch, both sharing the waistband and the crotch', () => {
     const { pieces } = placeGarment(trousers(), body, options);
     assert.equal(pieces.length, 2);
-    // Cut at the crotch, each leg reaching a little past the cut so that the two meet without a gap.
-    assert.ok(pieces[0]!.split!.from < 100 && pieces[0]!.split!.to === Infinity, JSON.stringify(pieces[0]!.split));
-    assert.ok(pieces[1]!.split!.from === -Infinity && pieces[1]!.split!.to > 100, JSON.stringify(pieces[1]!.split));
+    // Cut at the crotch, each leg reaching a little past the cut above it so that the two meet without a gap.
+    const [left, right] = [pieces[0]!.split!, pieces[1]!.split!];
+    assert.deepEqual([left.from, left.to, right.from, right.to], [100, Infinity, -Infinity, 100]);
+    for (const band of [left, right]) {
+      assert.ok(band.seam && band.seam.reach > 0 && band.seam.above === 150, JSON.stringify(band));
+      assert.ok(inBand(band, band === left ? 99 : 101, 140) && !inBand(band, band === left ? 99 : 101, 160), 'reach above the crotch only');
+    }
     for (const piece of pieces)
       assert.ok(
         piece.pairs.some((p) => p.from.x === 100 && p.from.y === 150),

@@ -21,6 +21,17 @@ export interface ControlPair {
 export interface Band {
   from: number;
   to: number;
+  /**
+   * Above the garment's row `above`, the band reaches `reach` further on both sides: a sleeve cut from the body
+   * there overlaps it a little, or the two splines, which agree only at their shared pins, part along the cut.
+   */
+  seam?: { reach: number; above: number };
+}
+
+/** Whether a garment point (x, y) lies in a band. */
+export function inBand(band: Band, x: number, y: number): boolean {
+  const reach = band.seam && y < band.seam.above ? band.seam.reach : 0;
+  return x >= band.from - reach && x < band.to + reach;
 }
 
 export interface Piece {
@@ -53,9 +64,10 @@ const CLOTHED_WAIST = 1.25;
 /** A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders. */
 const LENGTHEN = 1.15;
 /**
- * Trouser legs, each on its own spline, overlap by this share of the waistband's width past the cut between them:
- * the two splines agree only at the pins they share (waistband, fly, crotch), and between those they may part by a
- * pixel, which showed as a thin line down the fly.
+ * Pieces cut apart where the garment's cloth is continuous overlap by this share of its width at the cut (the
+ * waistband's, the armpits' distance): each piece's spline agrees with its neighbour's only at the pins they share,
+ * and between those the two may part by a pixel, which showed as a thin line down a fly or a slit at a shoulder.
+ * Trouser legs overlap above the crotch, sleeves reach into the body above the armpits.
  */
 const SEAM = 0.02;
 
@@ -266,17 +278,18 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // The body's own top corners too, once its sleeves are cut away: only the collar may rise above the shoulders.
   const neckX = (body.shoulderTop.right.x + body.shoulderTop.left.x) / 2;
   const collar: [number, number] = [neckX - NECK_HALF * U, neckX + NECK_HALF * U];
+  const reach = SEAM * len(sub(pitL, pitR));
   return {
     pieces: [
       { pairs: pairs.slice(0, bodyPairs), split: { from: pitR.x, to: pitL.x }, below: { line: shoulderLine, except: collar } },
       {
         pairs: [...pinned(g.leftShoulder), ...pinned(pitL), ...pairs.slice(left, right)],
-        split: { from: pitL.x, to: Infinity },
+        split: { from: pitL.x, to: Infinity, seam: { reach, above: pitL.y } },
         below: { line: shoulderLine },
       },
       {
         pairs: [...pinned(g.rightShoulder), ...pinned(pitR), ...pairs.slice(right)],
-        split: { from: -Infinity, to: pitR.x },
+        split: { from: -Infinity, to: pitR.x, seam: { reach, above: pitR.y } },
         below: { line: shoulderLine },
       },
     ],
@@ -387,11 +400,11 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     Math.min(g.leftLegHemOuter!.x, g.leftLegHemInner!.x) > g.crotch.x &&
     Math.max(g.rightLegHemOuter.x, g.rightLegHemInner.x) < g.crotch.x;
   if (!legs) return { pieces: [{ pairs: [...pairs, crotch] }], bodyPolygon: null };
-  const seam = SEAM * len(sub(g.waistbandLeft, g.waistbandRight));
+  const seam = { reach: SEAM * len(sub(g.waistbandLeft, g.waistbandRight)), above: g.crotch.y };
   return {
     pieces: [
-      { pairs: [wl!, wr!, fly, crotch, ...own(0)], split: { from: g.crotch.x - seam, to: Infinity } },
-      { pairs: [wl!, wr!, fly, crotch, ...own(rightStart)], split: { from: -Infinity, to: g.crotch.x + seam } },
+      { pairs: [wl!, wr!, fly, crotch, ...own(0)], split: { from: g.crotch.x, to: Infinity, seam } },
+      { pairs: [wl!, wr!, fly, crotch, ...own(rightStart)], split: { from: -Infinity, to: g.crotch.x, seam } },
     ],
     bodyPolygon: null,
   };

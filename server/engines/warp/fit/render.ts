@@ -6,7 +6,7 @@
  * sampled bilinearly with premultiplied alpha, so edges stay anti-aliased.
  */
 import type { GarmentCutout, Point } from '../types.ts';
-import type { Band, Piece, Placement } from './place.ts';
+import { inBand, type Band, type Piece, type Placement } from './place.ts';
 import { fitThinPlateSpline, mappingGrid, type MappingGrid } from './tps.ts';
 
 /** A garment drawn in the person's frame, over the box [x0, x0 + width) × [y0, y0 + height). */
@@ -141,7 +141,7 @@ function drawPiece(
       if (line && (px < freeFrom || px > freeTo) && layer.y0 + y < line[0].y + slope * (px - line[0].x)) continue;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
-      if (split && (sx < split.from || sx >= split.to)) continue;
+      if (split && !inBand(split, sx, sy)) continue;
       // Bilinear sample at the garment position (pixel centres at +0.5), premultiplied.
       const fx = sx - 0.5;
       const fy = sy - 0.5;
