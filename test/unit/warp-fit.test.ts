@@ -206,9 +206,8 @@ describe('placing a top on a body', () => {
       ...syntheticTee(),
       image: { data, width: gw, height: gh, channels: 4 },
       landmarks: {
-        neckLeft: { x: 115, y: 20 },
-        neckRight: { x: 85, y: 20 },
-        neckFront: { x: 100, y: 35 },
+        ...syntheticTee().landmarks,
+        // Shoulders, armpits and hems at the body's sides; the sleeves' ends at their bottoms.
         leftShoulder: { x: 160, y: 22 },
         rightShoulder: { x: 40, y: 22 },
         leftArmpit: { x: 160, y: 70 },
@@ -596,16 +595,7 @@ describe('old bottoms beside new ones at the hips', () => {
     for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);
     // New bottoms narrower than the old trousers' hips (x 185..215), from y 300 down: the hips (labelled from y 280
     // to 310, the old top down to 310) are sheathed from y 300 on.
-    const [x0, y0, lw, lh] = [185, 300, 31, 180];
-    const layer = {
-      x0,
-      y0,
-      width: lw,
-      height: lh,
-      rgb: new Uint8Array(lw * lh * 3).fill(30),
-      alpha: new Float32Array(lw * lh).fill(1),
-      sleeve: new Uint8Array(lw * lh),
-    };
+    const layer = greyLayer(185, 300, 31, 180);
     assert.equal(person.layout.labels[310 * W + 182], REGION.hips);
     assert.equal(person.layout.labels[305 * W + 170], REGION.hips);
     const out = compose({ image, person, layers: [{ layer, category: 'bottom' }] });
