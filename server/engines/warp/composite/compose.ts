@@ -303,11 +303,14 @@ function sheathedBody(image: RawImage, person: PersonAnalysis, coverage: Float32
   }
   const rows = new Uint8Array(size);
   for (let k = 0; k < size; k++) rows[k] = total[k]! > 0 && covered[k]! >= SHEATHED * total[k]! ? 1 : 0;
-  // The old bottoms' cloth, told by its colour smoothed over a few pixels: a highlight on jeans is not left as a speck.
+  // The old bottoms' cloth, told by its colour averaged over a few pixels (a highlight on jeans is not left as a
+  // speck); averaged only where asked, since few pixels lie beside new bottoms.
   const colours = oldBottomsColour(image, person, skin);
-  const smooth = colours ? smoothedColour(image, BESIDE_SMOOTHING) : null;
-  const oldBottoms = (i: number): boolean =>
-    colours !== null && smooth !== null && colours.test(smooth[0]![i]!, smooth[1]![i]!, smooth[2]![i]!);
+  const oldBottoms = (i: number): boolean => {
+    if (!colours) return false;
+    const [r, g, b] = meanColour(image, i % width, (i / width) | 0, BESIDE_SMOOTHING);
+    return colours.test(r, g, b);
+  };
   return {
     rows,
     beside: (label, x, y, i) => {
@@ -318,14 +321,21 @@ function sheathedBody(image: RawImage, person: PersonAnalysis, coverage: Float32
   };
 }
 
-/** Each channel of a photo averaged over a square of radius r. */
-function smoothedColour(image: RawImage, r: number): Float32Array[] {
+/** A photo's mean colour over the square of radius r round (x, y), clipped to the photo. */
+function meanColour(image: RawImage, x: number, y: number, r: number): [number, number, number] {
   const { width, height, channels, data } = image;
-  return [0, 1, 2].map((c) => {
-    const plane = new Float32Array(width * height);
-    for (let i = 0; i < plane.length; i++) plane[i] = data[i * channels + c]!;
-    return boxMean(plane, width, height, r);
-  });
+  const sum: [number, number, number] = [0, 0, 0];
+  let n = 0;
+  for (let v = Math.max(0, y - r); v <= Math.min(height - 1, y + r); v++) {
+    for (let u = Math.max(0, x - r); u <= Math.min(width - 1, x + r); u++) {
+      const j = (v * width + u) * channels;
+      sum[0] += data[j]!;
+      sum[1] += data[j + 1]!;
+      sum[2] += data[j + 2]!;
+      n++;
+    }
+  }
+  return [sum[0] / n, sum[1] / n, sum[2] / n];
 }
 
 /** Per row, whether the new garments cover the body's centre line there (the line from the shoulders' to the hips' middle). */
