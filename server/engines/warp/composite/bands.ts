@@ -40,6 +40,8 @@ export interface BandInput {
   /** How much of each pixel the new garments cover. */
   coverage: Float32Array;
   torsoLength: number;
+  /** oldBottomsColour's answer, when the caller has it already. */
+  colours?: ReturnType<typeof oldBottomsColour>;
 }
 
 /**
@@ -69,7 +71,7 @@ export function oldBottomsColour(
 export function replaceWaistBand(input: BandInput): number {
   const { out, image, person, skin, coverage, torsoLength } = input;
   const { width, height, data, channels } = image;
-  const bottoms = oldBottomsColour(image, person, skin);
+  const bottoms = input.colours !== undefined ? input.colours : oldBottomsColour(image, person, skin);
   if (!bottoms) return 0;
   const { top, bottom } = bottoms;
   // Rows are walked upwards: from the new waistband into the band, and on to the top above it.

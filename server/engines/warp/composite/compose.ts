@@ -108,7 +108,9 @@ export function compose(input: ComposeInput): Uint8Array {
   const shading = shadingRatio(lum, width, height, SKIN_SHADING.fine, SKIN_SHADING.coarse);
   // Trousers and skirts sheathe the legs they cover; a dress's slit may let a leg out beside it.
   const bottoms = layers.filter((l) => l.category === 'bottom');
-  const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), skin) : null;
+  // What the customer wore above and below, told apart by colour: measured once for the sheathing and the band.
+  const oldColours = bottoms.length > 0 ? oldBottomsColour(image, person, skin) : null;
+  const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours) : null;
   removeOldClothing(out, image, person, skin, shading, coverage, kinds, sheathed);
   // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
   const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
@@ -120,7 +122,7 @@ export function compose(input: ComposeInput): Uint8Array {
   }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
-    replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength });
+    replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength, colours: oldColours });
   for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin);
   return out;
 }
@@ -178,7 +180,7 @@ function removeOldClothing(
       // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
       const limb = (kinds.upper && ARMS.has(label)) || (kinds.lower && LEGS.has(label));
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
-      const beside = sheathed !== null && sheathed.beside(label, x, y, i);
+      const beside = sheathed !== null && sheathed.beside(label, x, y);
       const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.lower && label === REGION.hips) || beside;
       if (!limb && !trunk) continue;
       const j = i * channels;
@@ -193,10 +195,7 @@ function removeOldClothing(
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
       // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
       const core =
-        !beside &&
-        (arm === null
-          ? inCore(x + 0.5, y + 0.5) && !(sheathed && LEGS.has(label) && sheathed.rows[label * height + y])
-          : arm > 0 || torsoCore);
+        !beside && (arm === null ? inCore(x + 0.5, y + 0.5) && !(sheathed && sheathed.legInside(label, y)) : arm > 0 || torsoCore);
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
       // rows where the new garment covers the body's centre line (else they would leave the wall in notches).
@@ -259,15 +258,15 @@ function clearOutline(out: Uint8Array, person: PersonAnalysis, background: Uint8
 
 /** Where new bottoms sheathe the body (sheathedBody). */
 interface Sheath {
-  /** Per region and row (index region × height + y): new bottoms cover at least SHEATHED of its pixels there. */
-  rows: Uint8Array;
+  /** Whether a leg's region is inside new bottoms in row y: they cover at least SHEATHED of its pixels there. */
+  legInside(label: number, y: number): boolean;
   /**
-   * Whether a pixel (at x, y; index i) is old clothing beside new bottoms, in a row where they sheathe the waist or
+   * Whether a pixel (x, y) of a given region is old clothing beside new bottoms, in a row where they sheathe the waist or
    * hips: left or right of all of them. Only the old bottoms' own cloth is (an old top's hem over the hips stays), so
    * nothing is when the old top and bottoms cannot be told apart by colour. Old bottoms beside the arms stay: there
    * the arm's shadowed edge is not told from them.
    */
-  beside(label: number, x: number, y: number, i: number): boolean;
+  beside(label: number, x: number, y: number): boolean;
 }
 
 /** The regions that new bottoms sheathe: the legs, and at the waistband the torso and hips. */
@@ -280,7 +279,12 @@ const SHEATHABLE = new Set<number>([...LEGS, REGION.torso, REGION.hips]);
  * across the leg) keep the leg. Beside means outside the bottoms' extent in the row: a gap inside them (a fly's
  * seam the cut-out left soft) is not beside them.
  */
-function sheathedBody(image: RawImage, person: PersonAnalysis, coverage: Float32Array, skin: SkinModel | null): Sheath {
+function sheathedBody(
+  image: RawImage,
+  person: PersonAnalysis,
+  coverage: Float32Array,
+  colours: ReturnType<typeof oldBottomsColour>,
+): Sheath {
   const { width, height } = image;
   const labels = person.layout.labels;
   const size = (Math.max(...SHEATHABLE) + 1) * height;
@@ -303,20 +307,15 @@ function sheathedBody(image: RawImage, person: PersonAnalysis, coverage: Float32
   }
   const rows = new Uint8Array(size);
   for (let k = 0; k < size; k++) rows[k] = total[k]! > 0 && covered[k]! >= SHEATHED * total[k]! ? 1 : 0;
-  // The old bottoms' cloth, told by its colour averaged over a few pixels (a highlight on jeans is not left as a
-  // speck); averaged only where asked, since few pixels lie beside new bottoms.
-  const colours = oldBottomsColour(image, person, skin);
-  const oldBottoms = (i: number): boolean => {
-    if (!colours) return false;
-    const [r, g, b] = meanColour(image, i % width, (i / width) | 0, BESIDE_SMOOTHING);
-    return colours.test(r, g, b);
-  };
   return {
-    rows,
-    beside: (label, x, y, i) => {
+    legInside: (label, y) => LEGS.has(label) && rows[label * height + y] === 1,
+    beside: (label, x, y) => {
+      if (!colours || (label !== REGION.hips && label !== REGION.torso)) return false;
       if (x >= left[y]! && x <= right[y]!) return false;
       if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
-      return (label === REGION.hips || label === REGION.torso) && oldBottoms(i);
+      // The old bottoms' cloth, told by its colour averaged over a few pixels (a highlight on jeans is not left as a
+      // speck); averaged only here, since few pixels lie beside new bottoms.
+      return colours.test(...meanColour(image, x, y, BESIDE_SMOOTHING));
     },
   };
 }
