@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { backgroundReached, garmentMatte, keptGarment } from '../../server/engines/warp/cutout/alpha.ts';
-import { cutOutGarment } from '../../server/engines/warp/cutout/index.ts';
+import { cleanEdgeColours, cutOutGarment } from '../../server/engines/warp/cutout/index.ts';
 import {
   armpitOf,
   categoryOf,
@@ -120,6 +120,22 @@ describe('garment alpha, step by step', () => {
     assert.equal(kept(200, 200), true);
     assert.equal(kept(364, 364), false, 'the speck');
     assert.equal(keptGarment(new Uint8Array(w * h).fill(1), w, h), null);
+  });
+
+  test('cleanEdgeColours: a soft edge pixel takes the solid garment’s colour, not the wall’s mixed in', () => {
+    const [w, h] = [20, 20];
+    const rgba = new Uint8Array(w * h * 4);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const o = (y * w + x) * 4;
+        // Red garment on the left, its edge at x = 10 half red and half the white wall, the wall beyond.
+        rgba.set(x < 10 ? [200, 20, 20, 255] : x === 10 ? [228, 138, 138, 128] : [255, 255, 255, 0], o);
+      }
+    }
+    cleanEdgeColours(rgba, w, h);
+    assert.deepEqual([...rgba.subarray((10 * w + 10) * 4, (10 * w + 10) * 4 + 4)], [200, 20, 20, 128], 'the edge is red, its alpha kept');
+    assert.deepEqual([...rgba.subarray((10 * w + 5) * 4, (10 * w + 5) * 4 + 4)], [200, 20, 20, 255], 'the solid garment is untouched');
+    assert.deepEqual([...rgba.subarray((10 * w + 15) * 4, (10 * w + 15) * 4 + 4)], [255, 255, 255, 0], 'the wall is untouched');
   });
 });
 

@@ -84,6 +84,27 @@ describe('combining the learned and the classical matte', () => {
     assert.ok(at(disagree, 49, 100) < 128);
   });
 
+  test('a learned outline running past the classical one all along a side is trimmed to it', () => {
+    // The learned map, enlarged from 320 × 320, reaches 2 px past the garment's left side into the backdrop.
+    const combined = combineMattes(mask(square(50, 50, 150, 150)), matteOf(mask(square(52, 50, 150, 150))));
+    for (const y of [60, 100, 140]) {
+      assert.equal(at(combined, 50, y), 0, `(50, ${y}) is backdrop`);
+      assert.equal(at(combined, 51, y), 0, `(51, ${y}) is backdrop`);
+      assert.equal(at(combined, 52, y), 255, `(52, ${y}) is garment`);
+    }
+    assert.equal(at(combined, 149, 100), 255, 'the side where both agree stays');
+  });
+
+  test('where the classical matte meets the learned outline along a side, its backdrop-white pixels there stay', () => {
+    // A striped edge: dark stripes reach the outline, white ones look like the backdrop to the classical matte.
+    const stripes = (x: number, y: number): boolean => square(50, 50, 150, 150)(x, y) && (x >= 52 || Math.floor(y / 4) % 2 === 0);
+    const combined = combineMattes(mask(square(50, 50, 150, 150)), matteOf(mask(stripes)));
+    for (const y of [61, 101, 141]) {
+      assert.equal(Math.floor(y / 4) % 2, 1, 'a white stripe');
+      assert.ok(at(combined, 50, y) >= 128, `(50, ${y}) on a white stripe stays garment`);
+    }
+  });
+
   test('an empty learned map gives no matte', () => {
     assert.equal(
       combineMattes(

@@ -15,7 +15,7 @@
  *   their side of the edge, the learned probability where they do not.
  */
 import type { Mask } from '../../../vision/types.ts';
-import { components, squareFilter } from '../../../kernel/raster.ts';
+import { boxMean, components, squareFilter } from '../../../kernel/raster.ts';
 import { summarise, type GarmentMatte } from './alpha.ts';
 
 /** Closing radius, as a share of the garment photo's longer side. */
@@ -24,6 +24,8 @@ const CLOSING = 0.012;
 const SMALL_HOLE = 0.02;
 /** Pieces smaller than this share of the largest are specks. */
 const MIN_COMPONENT = 0.08;
+/** Trimming the learned outline to the classical one (trimToClassical): pixels deep, stretch's radius, agreement. */
+const TRIM = { depth: 2, stretch: 6, agree: 0.3 } as const;
 
 export function combineMattes(learned: Mask, classical: GarmentMatte | null): GarmentMatte | null {
   const { width, height } = learned;
@@ -62,7 +64,42 @@ export function combineMattes(learned: Mask, classical: GarmentMatte | null): Ga
       alpha[i] = inside ? Math.max(128, soft) : Math.min(127, soft);
     }
   }
+  if (classicalAt) trimToClassical(alpha, kept, classicalAt, width, height);
   return summarise(alpha, width, height);
+}
+
+/**
+ * The learned map comes at 320 × 320 and is enlarged to the photo, so its outline may run a pixel or two outside the
+ * garment's: that band is the backdrop, or the garment's edge mixed with it, and drawn solid it outlines the garment
+ * with a light line. Where the classical matte stops short of the learned outline all along a stretch of it (at
+ * most TRIM.agree of the outline's pixels within TRIM.stretch reach the classical garment), a pixel within
+ * TRIM.depth of the outline is no more opaque than the classical matte says. Where the two meet along the stretch,
+ * the band's pixels that the classical matte calls backdrop are the garment's own white (a white stripe at a
+ * striped strap's edge) and stay; so does the learned outline where the classical matte sees no garment near (a
+ * white garment on a white backdrop).
+ */
+function trimToClassical(alpha: Uint8Array, kept: Uint8Array, classical: Uint8Array, width: number, height: number): void {
+  const n = alpha.length;
+  const seen = new Uint8Array(n);
+  for (let i = 0; i < n; i++) seen[i] = classical[i]! >= 128 ? 1 : 0;
+  const near = squareFilter(seen, width, height, TRIM.depth, true);
+  const inner = squareFilter(kept, width, height, TRIM.depth, false);
+  // The learned outline (its garment pixels beside the backdrop), and those of them the classical matte reaches.
+  const rim = squareFilter(kept, width, height, 1, false);
+  const outline = new Float32Array(n);
+  const agreed = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    if (!kept[i] || rim[i]) continue;
+    outline[i] = 1;
+    agreed[i] = seen[i]!;
+  }
+  const outlineNear = boxMean(outline, width, height, TRIM.stretch);
+  const agreedNear = boxMean(agreed, width, height, TRIM.stretch);
+  for (let i = 0; i < n; i++) {
+    if (inner[i] || !near[i] || alpha[i] === 0) continue;
+    if (agreedNear[i]! > TRIM.agree * outlineNear[i]!) continue;
+    alpha[i] = Math.min(alpha[i]!, classical[i]!);
+  }
 }
 
 /** Fills enclosed holes of a 0/1 mask: small ones, and large ones the classical matte calls garment. */

@@ -28,6 +28,12 @@ export interface CutOutOptions {
 
 /** Pixels kept around the garment when cropping. */
 const MARGIN = 8;
+/**
+ * A soft edge pixel takes the mean colour of the garment's solid pixels (alpha ≥ SOLID) within EDGE_COLOUR pixels,
+ * else that of its most opaque neighbour there.
+ */
+const EDGE_COLOUR = 3;
+const SOLID = 250;
 /** A garment smaller than this share of its photo is not a garment photo. */
 const MIN_COVERAGE = 0.02;
 /**
@@ -287,10 +293,47 @@ function crop(
       data[o + 3] = alpha.data[i]!;
     }
   }
+  cleanEdgeColours(data, w, h);
   const moved: GarmentLandmarks = {};
   for (const [key, value] of Object.entries(landmarks) as [keyof GarmentLandmarks, GarmentLandmarks[keyof GarmentLandmarks]][]) {
     if (typeof value === 'number' || typeof value === 'boolean') (moved as Record<string, unknown>)[key] = value;
     else if (value) (moved as Record<string, unknown>)[key] = { x: value.x - x0, y: value.y - y0 };
   }
   return { image: { data, width: w, height: h, channels: 4 }, category, categorySource, photo, origin: { x: x0, y: y0 }, landmarks: moved };
+}
+
+/**
+ * A pixel on the garment's soft edge mixes the garment with what was behind it in the photo (a white wall, a
+ * model's skin). Its alpha already says how much of it is garment, so its colour should be the garment's alone:
+ * drawn as it is, the wall's white comes along twice and outlines the garment with a light line, as on a sticker.
+ * Each soft pixel (RGBA `data`, straight alpha) takes the colour of the solid garment beside it (see EDGE_COLOUR).
+ */
+export function cleanEdgeColours(data: Uint8Array, width: number, height: number): void {
+  const source = data.slice();
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const o = (y * width + x) * 4;
+      const a = source[o + 3]!;
+      if (a === 0 || a >= SOLID) continue;
+      const sum = [0, 0, 0];
+      let n = 0;
+      let best = -1;
+      let bestAlpha = a;
+      for (let v = Math.max(0, y - EDGE_COLOUR); v <= Math.min(height - 1, y + EDGE_COLOUR); v++) {
+        for (let u = Math.max(0, x - EDGE_COLOUR); u <= Math.min(width - 1, x + EDGE_COLOUR); u++) {
+          const q = (v * width + u) * 4;
+          const alpha = source[q + 3]!;
+          if (alpha >= SOLID) {
+            for (let c = 0; c < 3; c++) sum[c]! += source[q + c]!;
+            n++;
+          } else if (alpha > bestAlpha) {
+            bestAlpha = alpha;
+            best = q;
+          }
+        }
+      }
+      if (n > 0) for (let c = 0; c < 3; c++) data[o + c] = Math.round(sum[c]! / n);
+      else if (best >= 0) for (let c = 0; c < 3; c++) data[o + c] = source[best + c]!;
+    }
+  }
 }
