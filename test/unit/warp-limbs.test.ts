@@ -1,5 +1,5 @@
 /**
- * Skin painted where an old sleeve was takes the arm's shape and light from the bare forearm below it: as wide as
+ * Skin painted where an old sleeve was takes the arm's shape, light and texture from the bare forearm below it: as wide as
  * an arm of that forearm, not as the sleeve, and lit on the forearm's lit side. What of the sleeve lies outside the
  * arm becomes the wall, skin-coloured specks on it too.
  */
@@ -17,12 +17,14 @@ const pixel = (data: Uint8Array, x: number, y: number): number[] => Array.from(d
 const FOREARM = 7;
 /** How much lighter the forearm's lit side (towards smaller x) is than its middle, and its other side darker. */
 const LIGHT = 0.15;
+/** A freckle's colour over the skin's around it. */
+const FRECKLE = 0.85;
 
 /**
  * The drawn person with a thin bare left forearm, lit from the image's left, below the old top's sleeve; `specks`
- * skin-coloured pixels on that sleeve.
+ * skin-coloured pixels on that sleeve; the forearm `freckled` when asked.
  */
-function personWithThinForearm(specks: readonly [number, number][] = []) {
+function personWithThinForearm(specks: readonly [number, number][] = [], freckled = false) {
   const { image, person } = syntheticPerson();
   const elbow = person.landmarks[POSE.leftElbow]!;
   const index = person.landmarks[POSE.leftIndex]!;
@@ -41,11 +43,14 @@ function personWithThinForearm(specks: readonly [number, number][] = []) {
       if (Math.abs(side) > FOREARM) {
         image.data.set(WALL, i * 3);
         person.matte.data[i] = 0;
-      } else
+      } else {
+        // Freckles, when asked: every fifth pixel on diagonals a shade darker.
+        const freckle = freckled && (x + 2 * y) % 5 === 0 ? FRECKLE : 1;
         image.data.set(
-          SKIN.map((c) => Math.round(c * (1 - LIGHT * across))),
+          SKIN.map((c) => Math.round(c * (1 - LIGHT * across) * freckle)),
           i * 3,
         );
+      }
     }
   }
   for (const [x, y] of specks) image.data.set(SKIN, (y * W + x) * 3);
@@ -79,6 +84,21 @@ test('a painted upper arm is lit on the side its bare forearm is lit', () => {
     assert.ok(luma(lit) - luma(shaded) > 8, `at t = ${t} the lit side is ${lit}, the other ${shaded}`);
     assert.ok(distance(at(0), SKIN) < 30, `at t = ${t} the arm's middle is ${at(0)}, not the forearm's colour`);
   }
+});
+
+test('a painted upper arm carries its bare forearm’s texture, not a flat colour', () => {
+  const { image, person } = personWithThinForearm([], true);
+  const out = dressed(image, person);
+  const lumas: number[] = [];
+  for (let t = 0.3; t <= 0.9; t += 0.01) {
+    const axis = upperArm(person, t);
+    for (const d of [-2, 0, 2])
+      lumas.push(luma(pixel(out, Math.round(axis.x + d * axis.normal.x), Math.round(axis.y + d * axis.normal.y))));
+  }
+  const median = [...lumas].sort((a, b) => a - b)[lumas.length >> 1]!;
+  const freckles = lumas.filter((l) => l < median * 0.93).length / lumas.length;
+  // A fifth of the forearm is freckled; a flat or smoothly lit paint has none.
+  assert.ok(freckles > 0.08 && freckles < 0.4, `${(freckles * 100).toFixed(0)} % of the painted upper arm is freckled`);
 });
 
 test('the old sleeve beyond the arm’s width becomes the wall, skin-coloured specks on it too', () => {

@@ -208,11 +208,15 @@ function removeOldClothing(
         // Skin with the photo's broad shading only (the old fabric's print or weave must not show through), in the
         // limb's own skin's colours (an arm's carry its light across it), else rounded: darker towards the limb's
         // sides, as light falls on a cylinder.
-        const round = limbs.lit(label) ? 1 : 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
-        const model = limbs.colour(x + 0.5, y + 0.5, label, own.rgb) ? own : skin;
-        fr = shadedSkin(model, shading[i]!, 0) * round;
-        fg = shadedSkin(model, shading[i]!, 1) * round;
-        fb = shadedSkin(model, shading[i]!, 2) * round;
+        if (limbs.cloned(x + 0.5, y + 0.5, label, own.rgb)) {
+          [fr, fg, fb] = own.rgb;
+        } else {
+          const round = limbs.lit(label) ? 1 : 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
+          const model = limbs.colour(x + 0.5, y + 0.5, label, own.rgb) ? own : skin;
+          fr = shadedSkin(model, shading[i]!, 0) * round;
+          fg = shadedSkin(model, shading[i]!, 1) * round;
+          fb = shadedSkin(model, shading[i]!, 2) * round;
+        }
         // At an arm's edge the wall shows through the share the arm does not cover.
         if (arm !== null && arm < 1 && !torsoCore) {
           fr = fr * arm + background[i * 3]! * (1 - arm);

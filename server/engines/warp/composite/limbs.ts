@@ -12,6 +12,15 @@
  * arm's edge against it is anti-aliased. Legs keep the bone's core as their
  * shape: a trouser leg hangs close to the leg.
  *
+ * Texture: painted in one colour an arm is a flat block with a seam where it
+ * meets the bare forearm. Where the arm shows a long enough stretch of bare
+ * skin, a painted pixel is that skin's own pixel, mirrored along the arm at
+ * the stretch's nearer end (back and forth along it when the painted part is
+ * longer) at the same place across the arm: the copy carries the skin's
+ * grain, light and shadow, and meets the bare skin without a seam. Elsewhere
+ * (no stretch, or no bare pixel where the mirror falls) the colour below is
+ * painted.
+ *
  * Colour: a limb is lit from one side, so across its width its skin runs from
  * light to dark. Its bare pixels are sorted by where they lie across it into a
  * few bins; a painted pixel takes its place's colour, between the two nearest
@@ -55,6 +64,13 @@ const MIN_SIDE = 25;
 const EDGE_QUANTILE = 0.9;
 /** Bins across a limb's width, from one edge to the other. */
 const BINS = 9;
+/**
+ * Cloning an arm's bare skin: the bare stretch (from the CLONE_QUANTILE to the 1 − CLONE_QUANTILE of its bare pixels'
+ * places along the arm) is at least CLONE.length shoulder widths long and at least CLONE.fill of it is bare; a
+ * pixel is copied from no farther across than CLONE.across (the arm's edge mixes with the wall), and a copied pixel
+ * that is not bare is looked for up to CLONE.search pixels along the arm.
+ */
+const CLONE = { quantile: 0.02, length: 0.12, fill: 0.5, across: 0.8, search: 3, inward: [1, 0.8, 0.6, 0.4, 0.2, 0] } as const;
 /** A limb's colours are known from at least this many of its bare pixels, over at least MIN_BINS bins. */
 const MIN_PIXELS = 300;
 const MIN_BINS = 3;
@@ -83,6 +99,12 @@ export interface LimbPaint {
   shape: Uint8Array;
   /** The colour painted skin takes at a point of a limb region, written to `out`; false where the limb's own is unknown. */
   colour(x: number, y: number, region: number, out: number[]): boolean;
+  /**
+   * The arm's own bare skin for a point of an arm region, written to `out`: the photo's pixel mirrored along the arm
+   * into its bare stretch, at the same place across it (see above); false where the arm shows too little bare skin
+   * or none lies there.
+   */
+  cloned(x: number, y: number, region: number, out: number[]): boolean;
   /** Whether a region's colours carry its light across it (an arm's do); else painted skin is rounded as on the face's. */
   lit(region: number): boolean;
   /** Whether a photo pixel (by index) is bare skin: skin-coloured over an area, as BARE says, not a speck. */
@@ -197,6 +219,22 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     return bins.map(() => mean);
   });
 
+  // Each arm's bare stretch along it, from which painted pixels are cloned, where it is long and bare enough.
+  const bareMask = new Uint8Array(width * height);
+  const stretches = LIMBS.map((limb, k) => {
+    if (!limb.arm) return null;
+    for (const i of bare[k]!) bareMask[i] = 1;
+    const along = bare[k]!.map((i) => alongArm(axes, limb, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!));
+    if (along.length === 0) return null;
+    along.sort((a, b) => a - b);
+    const from = along[Math.floor(CLONE.quantile * (along.length - 1))]!;
+    const to = along[Math.ceil((1 - CLONE.quantile) * (along.length - 1))]!;
+    const bareArea = (to - from) * 2 * forearm[k]!;
+    if (to - from < CLONE.length * unit || along.length < CLONE.fill * bareArea) return null;
+    return { from, to };
+  });
+  const sample = { x: 0, y: 0 };
+
   // Every arm pixel's place in the arm's shape, found here once (compose.ts visits them on every compositing of the
   // try-on); a colour is found only for a pixel being painted.
   const shape = new Uint8Array(width * height);
@@ -227,6 +265,38 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       for (let c = 0; c < 3; c++) out[c] = bins[lo]![c]! + (bins[hi]![c]! - bins[lo]![c]!) * f;
       return true;
     },
+    cloned(x, y, region, out) {
+      const k = limbOf[region]!;
+      const stretch = k < 0 ? null : stretches[k];
+      if (!stretch) return false;
+      const limb = LIMBS[k]!;
+      const u = alongArm(axes, limb, x, y, region);
+      if (u >= stretch.from && u <= stretch.to) return false;
+      // Mirrored at the stretch's nearer end, back and forth along it, so that the copy meets the bare skin without a
+      // seam, at the same place across the arm.
+      const span = stretch.to - stretch.from;
+      let m = (u < stretch.from ? stretch.from - u : u - stretch.to) % (2 * span);
+      if (m > span) m = 2 * span - m;
+      const mirrored = u < stretch.from ? stretch.from + m : stretch.to - m;
+      locate(x, y, region);
+      // Where the bare forearm is narrower on one side than the arm's shape, the copy is taken nearer the axis.
+      const across = Math.max(-CLONE.across, Math.min(CLONE.across, place.across));
+      for (const inward of CLONE.inward) {
+        for (let d = 0; d <= CLONE.search; d++) {
+          for (const v of d === 0 ? [mirrored] : [mirrored + d, mirrored - d]) {
+            if (v < stretch.from || v > stretch.to) continue;
+            pointOnArm(axes, limb, v, across * inward, sample);
+            const px = Math.floor(sample.x);
+            const py = Math.floor(sample.y);
+            if (px < 0 || py < 0 || px >= width || py >= height || bareMask[py * width + px] !== 1) continue;
+            const j = (py * width + px) * channels;
+            for (let c = 0; c < 3; c++) out[c] = data[j + c]!;
+            return true;
+          }
+        }
+      }
+      return false;
+    },
     lit(region) {
       const k = limbOf[region]!;
       return k >= 0 && LIMBS[k]!.arm && colours[k] !== null;
@@ -241,6 +311,27 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       return count >= BARE.share * (2 * R + 1) * (2 * R + 1);
     },
   };
+}
+
+/**
+ * How far along an arm a point lies, in pixels from the shoulder along its two bones (shoulder to elbow, elbow to
+ * wrist), by the bone of its region; past either end of that bone it goes on along the bone's line.
+ */
+function alongArm(axes: readonly (Axis | undefined)[], limb: Limb, px: number, py: number, region: number): number {
+  const a = axes[region]!;
+  const t = ((px - a.ax) * a.dx + (py - a.ay) * a.dy) / a.len2;
+  return region === limb.upper ? t * a.len : axes[limb.upper]!.len + t * a.len;
+}
+
+/** The point `along` pixels down an arm (alongArm) and `across` its half-width off its axis, written to `out`. */
+function pointOnArm(axes: readonly (Axis | undefined)[], limb: Limb, along: number, across: number, out: { x: number; y: number }): void {
+  const upper = axes[limb.upper]!;
+  const a = along <= upper.len ? upper : axes[limb.lower]!;
+  const t = Math.max(0, Math.min(1, a === upper ? along / upper.len : (along - upper.len) / a.len));
+  // The normal on which project() measures a positive side.
+  const off = across * (a.from + (a.to - a.from) * t);
+  out.x = a.ax + t * a.dx + (off * a.dy) / a.len;
+  out.y = a.ay + t * a.dy - (off * a.dx) / a.len;
 }
 
 /** A limb region's bone from a to a + (dx, dy), with the limb's half-width `half` at both ends to begin with. */
