@@ -1,13 +1,15 @@
 /**
  * Old clothing above a new top's neckline becomes skin, in a collar's height only, and never where the new
  * garment begins deep down the chest (a camisole: a whole chest would have to be invented). Painted skin is a
- * byte: fair skin brightened by the photo's shading does not wrap around past 255.
+ * byte: fair skin brightened by the photo's shading does not wrap around past 255. Old clothing standing above a
+ * sleeved top's shoulders beside the neck becomes the wall, not skin patches on the shoulders.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { shadedSkin, skinModel } from '../../server/engines/warp/composite/colour.ts';
-import { bareNeckline } from '../../server/engines/warp/composite/neckline.ts';
-import { H, OLD_TOP, SKIN, W, syntheticPerson } from '../helpers/warp-body.ts';
+import { bareNeckline, bareUnderChin, wallAboveShoulders } from '../../server/engines/warp/composite/neckline.ts';
+import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
+import { H, OLD_TOP, SKIN, W, WALL, syntheticPerson } from '../helpers/warp-body.ts';
 
 /** The drawn person with an old collar (the old top's colour) round the neck, rows 132–149. */
 function personWithCollar() {
@@ -55,4 +57,63 @@ test('painted fair skin in bright light stays a byte: 255 at most, never wrapped
   assert.equal(shadedSkin(fair, 220 / 150, 0), 255);
   assert.ok(Math.abs(shadedSkin(fair, 220 / 150, 1) - 190 * 1.08) < 1e-9);
   assert.ok(Math.abs(shadedSkin(fair, 100 / 150, 2) - 159 * 0.88) < 1e-9, 'shade is floored at 0.88');
+});
+
+/**
+ * The drawn person with old clothing standing above the shoulders beside the neck, rows 120–139 (a chunky
+ * cardigan's shoulders, a collar spread over them); the neck between stays bare.
+ */
+function personWithHighShoulders() {
+  const { image, person } = syntheticPerson();
+  for (let y = 120; y < 140; y++) {
+    for (let x = 158; x <= 242; x++) {
+      if (x >= 188 && x <= 212) continue;
+      image.data.set(OLD_TOP, (y * W + x) * 3);
+      person.matte.data[y * W + x] = 255;
+    }
+  }
+  // The layout is the person's as the matte now has it.
+  return { image, person: { ...person, layout: new HeuristicBodyParser().parse(image, person.landmarks, person.matte) } };
+}
+
+/** Where wallAboveShoulders was run: its result, the walled mask and the painted photo. */
+function walledAbove(coverage: Float32Array) {
+  const { image, person } = personWithHighShoulders();
+  const skin = skinModel(image, person)!;
+  const out = Uint8Array.from(image.data);
+  const underChin = bareUnderChin({ out, image, person, skin, shading: flat });
+  const background = new Uint8Array(W * H * 3);
+  for (let i = 0; i < W * H; i++) background.set(WALL, i * 3);
+  const walled = wallAboveShoulders({ out, image, person, skin, upperCoverage: coverage, background, underChin });
+  return { image, out, walled };
+}
+
+test('old clothing above a sleeved top’s shoulders beside the neck becomes the wall; the neck stays', () => {
+  // A sleeved top: it covers the shoulders from row 145, out past the shoulder joints (x = 150 and 250).
+  const coverage = new Float32Array(W * H);
+  for (let y = 145; y < 300; y++) for (let x = 140; x <= 260; x++) coverage[y * W + x] = 1;
+  const { image, out, walled } = walledAbove(coverage);
+  for (const [x, y] of [
+    [165, 125],
+    [235, 125],
+    [170, 136],
+  ] as const) {
+    const i = y * W + x;
+    assert.equal(walled[i], 1, `(${x}, ${y}) walled`);
+    assert.ok(distance(out.subarray(i * 3, i * 3 + 3), WALL) < 1, `(${x}, ${y}) became ${[...out.subarray(i * 3, i * 3 + 3)]}`);
+  }
+  const neck = (130 * W + 200) * 3;
+  assert.deepEqual([...out.subarray(neck, neck + 3)], [...image.data.subarray(neck, neck + 3)], 'the neck keeps its bytes');
+});
+
+test('beside a camisole’s straps, which leave the shoulders bare, nothing becomes the wall', () => {
+  // A camisole: its body from row 200, and two straps up to the shoulders beside the neck.
+  const coverage = new Float32Array(W * H);
+  for (let y = 145; y < 300; y++)
+    for (let x = 150; x <= 250; x++) if (y >= 200 || (x >= 170 && x <= 175) || (x >= 225 && x <= 230)) coverage[y * W + x] = 1;
+  const { walled } = walledAbove(coverage);
+  assert.equal(
+    walled.reduce((n, v) => n + v, 0),
+    0,
+  );
 });

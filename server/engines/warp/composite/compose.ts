@@ -25,7 +25,7 @@
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { oldBottomsColour, replaceWaistBand } from './bands.ts';
-import { bareNeckline, bareUnderChin } from './neckline.ts';
+import { bareNeckline, bareUnderChin, wallAboveShoulders } from './neckline.ts';
 import { bodyFrame } from '../fit/body.ts';
 import { boxMean, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
@@ -111,7 +111,8 @@ export function compose(input: ComposeInput): Uint8Array {
   // What the customer wore above and below, told apart by colour: measured once for the sheathing and the band.
   const oldColours = bottoms.length > 0 ? oldBottomsColour(image, person, skin) : null;
   const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours) : null;
-  removeOldClothing(out, image, person, skin, shading, coverage, kinds, sheathed);
+  const background = backgroundFill(image, person);
+  removeOldClothing(out, image, person, skin, shading, coverage, kinds, sheathed, background);
   // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
   const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
   let underChin: Uint8Array | null = null;
@@ -119,6 +120,8 @@ export function compose(input: ComposeInput): Uint8Array {
     const upperCoverage = layerCoverage(necklines, width, height);
     bareNeckline({ out, image, person, skin, upperCoverage, shading });
     underChin = bareUnderChin({ out, image, person, skin, shading, face: input.face });
+    const walled = wallAboveShoulders({ out, image, person, skin, upperCoverage, background, underChin });
+    clearOutline(out, person, background, walled, coverage);
   }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
@@ -159,6 +162,7 @@ function removeOldClothing(
   coverage: Float32Array,
   kinds: { upper: boolean; lower: boolean },
   sheathed: Sheath | null,
+  background: Uint8Array,
 ): void {
   if (!skin || (!kinds.upper && !kinds.lower)) return;
   const { width, height, channels, data } = image;
@@ -169,7 +173,6 @@ function removeOldClothing(
   // The skin model a limb pixel is painted with, its colour set pixel by pixel from the limb's own.
   const own: SkinModel = { ...skin, rgb: [...skin.rgb] };
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
-  const background = backgroundFill(image, person);
   const centreCovered = coveredCentre(person, coverage, width, height);
   const walled = new Uint8Array(width * height);
   for (let y = 0; y < height; y++) {

@@ -191,6 +191,174 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
   return clothing;
 }
 
+export interface ShouldersInput {
+  out: Uint8Array;
+  image: RawImage;
+  person: PersonAnalysis;
+  skin: SkinModel;
+  /** How much of each pixel the new tops and dresses cover. */
+  upperCoverage: Float32Array;
+  /** The wall behind the person, estimated per pixel (compose.ts). */
+  background: Uint8Array;
+  /** bareUnderChin's answer: the old top's pixels in the head's region below the chin (2 painted as skin). */
+  underChin: Uint8Array;
+}
+
+/**
+ * In shoulder widths: the neck's half-width where too little bare skin below the chin shows to measure it, and the
+ * least and most measured; how far below the chin it is measured. A new top covers a shoulder when its top edge at the
+ * shoulder joint's column lies less than COVERED below the joint.
+ */
+const NECK = { usual: 0.2, min: 0.12, max: 0.3, depth: 0.15 } as const;
+const COVERED = 0.1;
+/** How far past the shoulder joint (in shoulder widths) old clothing above the new top's shoulders is looked for. */
+const SHOULDER_REACH = 0.15;
+
+/**
+ * Old clothing that stood above a new top's shoulders beside the neck (a chunky cardigan's shoulders, a collar
+ * spread over them) becomes the wall. The head's region reaches over the tops of the shoulders below the chin, and
+ * bareUnderChin paints old clothing there as neck skin: beside the neck those were skin patches on the shoulders.
+ *
+ * Per side of the neck, where the new top covers the shoulder (its top edge at the shoulder joint's column lies
+ * within COVERED of the joint: a sleeved top, not a camisole, whose straps leave the shoulder bare), a pixel below
+ * the chin, farther from the centre line than the neck's half-width, and above the new top's shoulder line (no column
+ * of the top farther out reaches as high) is outside the new silhouette. If it was painted as neck skin, or is old
+ * clothing of the torso's region (not skin, not hair), it takes the wall's colour. Returns the pixels walled.
+ */
+export function wallAboveShoulders(input: ShouldersInput): Uint8Array {
+  const { out, image, person, skin, upperCoverage, background, underChin } = input;
+  const { width, height, data, channels } = image;
+  const walled = new Uint8Array(width * height);
+  const ls = person.landmarks[POSE.leftShoulder]!;
+  const rs = person.landmarks[POSE.rightShoulder]!;
+  const unit = Math.hypot(ls.x - rs.x, ls.y - rs.y);
+  const centre = (ls.x + rs.x) / 2;
+  const chinY = Math.max(0, chinRow(person));
+  // The new top's top edge per column, and its shoulder line: per side, the highest top edge from that column outwards.
+  const top = new Int32Array(width).fill(height);
+  for (let x = 0; x < width; x++) {
+    for (let y = chinY; y < height; y++) {
+      if (upperCoverage[y * width + x]! >= 0.5) {
+        top[x] = y;
+        break;
+      }
+    }
+  }
+  const line = new Int32Array(width);
+  for (let x = 0, highest = height; x < width && x < centre; x++) line[x] = highest = Math.min(highest, top[x]!);
+  for (let x = width - 1, highest = height; x >= 0 && x >= centre; x--) line[x] = highest = Math.min(highest, top[x]!);
+  const covers = (joint: { x: number; y: number }): boolean => {
+    const x = Math.round(joint.x);
+    return x >= 0 && x < width && top[x]! < joint.y + COVERED * unit;
+  };
+  const neck = neckHalfWidth(image, person, skin, centre, chinY, unit);
+  const hair = hairColour(image, person, skin);
+  for (const joint of [ls, rs]) {
+    if (!covers(joint)) continue;
+    // From a little past the shoulder joint to the neck, above the joint.
+    const reach = Math.round(SHOULDER_REACH * unit);
+    const [x0, x1] =
+      joint.x < centre ? [Math.round(joint.x) - reach, Math.floor(centre - neck)] : [Math.ceil(centre + neck), Math.round(joint.x) + reach];
+    const bottom = Math.min(height, Math.round(joint.y));
+    for (let x = Math.max(0, x0); x <= Math.min(width - 1, x1); x++) {
+      for (let y = chinY + 1; y < Math.min(bottom, line[x]!); y++) {
+        const i = y * width + x;
+        if (person.matte.data[i]! < 128) continue;
+        const label = person.layout.labels[i]!;
+        const j = i * channels;
+        const [r, g, b] = [data[j]!, data[j + 1]!, data[j + 2]!];
+        const oldTop =
+          (label === REGION.head && underChin[i] === 2) || (label === REGION.torso && !skinOrShadow(skin, r, g, b) && !hair?.near(r, g, b));
+        if (!oldTop) continue;
+        for (let c = 0; c < 3; c++) out[i * 3 + c] = background[i * 3 + c]!;
+        walled[i] = 1;
+      }
+    }
+    // The old clothing's outline against the wall, next to what was walled, goes with it: bareUnderChin keeps the
+    // head's outline as the head's (hair or skin mixed with the wall), and the head's region reaches here. What is
+    // skin-coloured stays.
+    const cleared: number[] = [];
+    for (let x = Math.max(OUTLINE, x0); x <= Math.min(width - 1 - OUTLINE, x1); x++) {
+      for (let y = chinY + 1; y < Math.min(bottom, height - OUTLINE, line[x]!); y++) {
+        const i = y * width + x;
+        if (walled[i] || person.matte.data[i]! < SOFT_OUTLINE || !nearWall(person.matte, x, y)) continue;
+        const j = i * channels;
+        if (skinOrShadow(skin, data[j]!, data[j + 1]!, data[j + 2]!) || !nearWalled(walled, width, x, y)) continue;
+        for (let c = 0; c < 3; c++) out[i * 3 + c] = background[i * 3 + c]!;
+        cleared.push(i);
+      }
+    }
+    for (const i of cleared) walled[i] = 1;
+    // Specks of it left standing in the wall (a dark check the hair's colour kept) go too.
+    for (let x = Math.max(OUTLINE, x0); x <= Math.min(width - 1 - OUTLINE, x1); x++) {
+      for (let y = chinY + 1; y < Math.min(bottom, height - OUTLINE, line[x]!); y++) {
+        const i = y * width + x;
+        if (walled[i] || person.matte.data[i]! < SOFT_OUTLINE) continue;
+        const j = i * channels;
+        if (skinOrShadow(skin, data[j]!, data[j + 1]!, data[j + 2]!) || wallAround(walled, person.matte, x, y) < SPECK) continue;
+        for (let c = 0; c < 3; c++) out[i * 3 + c] = background[i * 3 + c]!;
+        walled[i] = 1;
+      }
+    }
+  }
+  return walled;
+}
+
+/** The matte's soft outline, where the person mixes with the wall, starts at this value. */
+const SOFT_OUTLINE = 16;
+
+/** A pixel with at least this share of the pixels within OUTLINE of it walled is a speck in the wall. */
+const SPECK = 0.5;
+
+/**
+ * The share of the pixels within OUTLINE of (x, y) that are the wall, or walled; (x, y) lies at least OUTLINE inside
+ * the photo.
+ */
+function wallAround(walled: Uint8Array, matte: Mask, x: number, y: number): number {
+  const { width, data } = matte;
+  let n = 0;
+  for (let dy = -OUTLINE; dy <= OUTLINE; dy++) {
+    for (let dx = -OUTLINE; dx <= OUTLINE; dx++) {
+      const k = (y + dy) * width + x + dx;
+      if (walled[k] || data[k]! < SOFT_OUTLINE) n++;
+    }
+  }
+  return n / (2 * OUTLINE + 1) ** 2;
+}
+
+/** Whether a walled pixel lies within OUTLINE pixels of (x, y), which lies at least OUTLINE inside the photo. */
+function nearWalled(walled: Uint8Array, width: number, x: number, y: number): boolean {
+  for (let dy = -OUTLINE; dy <= OUTLINE; dy++)
+    for (let dx = -OUTLINE; dx <= OUTLINE; dx++) if (walled[(y + dy) * width + x + dx]) return true;
+  return false;
+}
+
+/**
+ * The neck's half-width (px): the farthest bare skin from the centre line in the rows just below the chin, on the run
+ * of bare skin that crosses the centre line; NECK.usual shoulder widths where none crosses it.
+ */
+function neckHalfWidth(image: RawImage, person: PersonAnalysis, skin: SkinModel, centre: number, chinY: number, unit: number): number {
+  const { width, height, data, channels } = image;
+  const cx = Math.round(centre);
+  if (cx < 0 || cx >= width) return NECK.usual * unit;
+  const isBare = (x: number, y: number): boolean => {
+    const i = y * width + x;
+    const j = i * channels;
+    return person.matte.data[i]! >= 128 && skinOrShadow(skin, data[j]!, data[j + 1]!, data[j + 2]!);
+  };
+  let half = 0;
+  for (let y = chinY + 1; y < Math.min(height, chinY + NECK.depth * unit); y++) {
+    if (!isBare(cx, y)) continue;
+    let left = cx;
+    while (left > 0 && isBare(left - 1, y)) left--;
+    let right = cx;
+    while (right < width - 1 && isBare(right + 1, y)) right++;
+    half = Math.max(half, cx - left, right - cx);
+  }
+  if (half === 0) return NECK.usual * unit;
+  return Math.min(NECK.max * unit, Math.max(NECK.min * unit, half));
+}
+
 /**
  * Over the box [x0, x1] × [y0, y1] of the photo: where the person's skin, in shadow too, covers at least BARE.share
  * of the pixels within BARE.radius (the wall does not count against it). Indexed (y - y0) * (x1 - x0 + 1) + x - x0.
