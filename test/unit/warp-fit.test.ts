@@ -431,6 +431,26 @@ describe('rendering and compositing', () => {
   const out = compose({ image, person, layers: [{ layer, category: 'top' }] });
   const pixel = (buffer: Uint8Array, x: number, y: number): number[] => Array.from(buffer.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
 
+  test('a cut-out’s inside back is carried onto the layer where the garment lands', () => {
+    // The tee's top band (rows 20–39 of its body) marked as inside back.
+    const insideBack = new Uint8Array(tee.image.width * tee.image.height);
+    for (let y = 20; y < 40; y++) for (let x = 50; x < 150; x++) insideBack[y * tee.image.width + x] = 1;
+    const marked = renderGarment({ ...tee, insideBack }, placement, W, H);
+    assert.ok(marked.insideBack, 'the layer has the mark');
+    assert.equal(layer.insideBack, undefined, 'a cut-out without it gives a layer without it');
+    let inside = 0;
+    let opaque = 0;
+    for (let o = 0; o < marked.alpha.length; o++) {
+      if (marked.alpha[o]! < 0.5) continue;
+      opaque++;
+      inside += marked.insideBack[o]!;
+    }
+    // The band is a tenth of the tee's body, less of it with the sleeves.
+    assert.ok(inside > 0.03 * opaque && inside < 0.15 * opaque, `${inside} of ${opaque} opaque pixels marked`);
+    const row = (y: number): number => marked.insideBack![(y - marked.y0) * marked.width + 200 - marked.x0]!;
+    assert.equal(row(marked.y0 + marked.height - 5), 0, 'the hem is not marked');
+  });
+
   test('the garment lands on the torso, opaque, in its own colour', () => {
     const i = (200 - layer.y0) * layer.width + (200 - layer.x0);
     assert.ok(layer.alpha[i]! > 0.99, `alpha at the chest ${layer.alpha[i]}`);

@@ -7,9 +7,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { shadedSkin, skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { bareNeckline, bareUnderChin, wallAboveShoulders } from '../../server/engines/warp/composite/neckline.ts';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
-import { H, OLD_TOP, SKIN, W, WALL, syntheticPerson } from '../helpers/warp-body.ts';
+import { REGION } from '../../server/vision/types.ts';
+import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
 
 /** The drawn person with an old collar (the old top's colour) round the neck, rows 132–149. */
 function personWithCollar() {
@@ -116,4 +118,23 @@ test('beside a camisole’s straps, which leave the shoulders bare, nothing beco
     walled.reduce((n, v) => n + v, 0),
     0,
   );
+});
+
+test('a top’s inside back stays behind the customer’s bare skin, and covers their old top', () => {
+  const { image, person } = syntheticPerson();
+  // Bare skin down the chest below the neck (an open collar), on the torso's region.
+  for (let y = 150; y < 175; y++) for (let x = 188; x <= 212; x++) image.data.set(SKIN, (y * W + x) * 3);
+  assert.equal(person.layout.labels[162 * W + 200], REGION.torso);
+  // A top whose inside back (seen through its neck opening) lies over that skin and the old top beside it.
+  const layer = greyLayer(170, 150, 60, 30);
+  layer.insideBack = new Uint8Array(layer.width * layer.height).fill(1);
+  const skin = skinModel(image, person);
+  const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin });
+  const at = (data: Uint8Array, x: number, y: number): number[] => [...data.subarray((y * W + x) * 3, (y * W + x) * 3 + 3)];
+  assert.ok(distance(at(out, 200, 162), SKIN) < 1, `the bare chest at (200, 162) became ${at(out, 200, 162)}`);
+  // The layer's grey, shaded by the photo a little.
+  assert.ok(distance(at(out, 178, 162), [200, 200, 200]) < 15, `the old top at (178, 162) became ${at(out, 178, 162)}`);
+  // Unmarked, the same layer is the top's body there, and covers the skin.
+  const plain = compose({ image, person, layers: [{ layer: greyLayer(170, 150, 60, 30), category: 'top' }], skin });
+  assert.ok(distance(at(plain, 200, 162), SKIN) > 30, `the unmarked layer left ${at(plain, 200, 162)}`);
 });

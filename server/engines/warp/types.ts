@@ -68,4 +68,9 @@ export interface GarmentCutout {
   /** Where the crop's top-left corner is in the garment photo. */
   origin: Point;
   landmarks: GarmentLandmarks;
+  /**
+   * 1 per pixel of the garment's inside back seen through its neck opening (a top's or dress's, inside-back.ts):
+   * drawn only where the customer shows no bare skin (their neck stays in front of it).
+   */
+  insideBack?: Uint8Array;
 }

@@ -503,6 +503,8 @@ function drawLayer(
         ok = !bare || (label !== REGION.neck && shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2));
       }
       if (ok && category === 'bottom' && ARMS.has(label)) ok = false;
+      // The garment's inside back, seen through its neck opening, stays behind bare skin wherever it is.
+      if (ok && layer.insideBack?.[o] === 1) ok = !(skinLike[o] === 1 && skinArea[o]! >= BARE.share);
       allowed[o] = ok ? 1 : 0;
     }
   }

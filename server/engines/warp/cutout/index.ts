@@ -15,6 +15,7 @@ import { bareSkinShare, clothingColour, isSkin, skinModel } from '../composite/c
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
 import { combineMattes } from './combine.ts';
+import { cutInsideBack, frontNeckline, insideBackMask } from './inside-back.ts';
 import type { GarmentSegmenter } from './learned.ts';
 import { looksLikeOuterwear } from './closure.ts';
 import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
@@ -54,7 +55,24 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
     const category = options.category === 'auto' ? 'top' : options.category;
     return withFront(wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request'));
   }
-  return withFront(flatGarment(image, options.category, options.segmenter ? await options.segmenter.segment(image) : null));
+  return withoutInsideBack(
+    withFront(flatGarment(image, options.category, options.segmenter ? await options.segmenter.segment(image) : null)),
+  );
+}
+
+/**
+ * A flat jacket without the inside back seen through its neck opening, a flat top or dress with it marked
+ * (inside-back.ts).
+ */
+function withoutInsideBack(cutout: GarmentCutout): GarmentCutout {
+  if (cutout.category === 'bottom') return cutout;
+  const neckline = frontNeckline(cutout.image, cutout.landmarks);
+  if (!neckline) return cutout;
+  if (cutout.category === 'outerwear') {
+    cutInsideBack(cutout.image, neckline);
+    return cutout;
+  }
+  return { ...cutout, insideBack: insideBackMask(cutout.image, neckline) };
 }
 
 /** A garment read as a top from its shape that has a jacket's front (closure.ts) is outerwear. */

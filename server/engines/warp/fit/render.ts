@@ -21,6 +21,8 @@ export interface Layer {
   alpha: Float32Array;
   /** 1 where the pixel belongs to a sleeve (may cover arms), 0 for the garment's body (stays behind arms). */
   sleeve: Uint8Array;
+  /** 1 where the pixel is the garment's inside back (GarmentCutout.insideBack), when it has one. */
+  insideBack?: Uint8Array;
 }
 
 const GRID_STEP = 4;
@@ -95,6 +97,7 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
     rgb: new Uint8Array(width * height * 3),
     alpha: new Float32Array(width * height),
     sleeve: new Uint8Array(width * height),
+    ...(cutout.insideBack ? { insideBack: new Uint8Array(width * height) } : {}),
   };
   if (width === 0 || height === 0) return layer;
 
@@ -177,6 +180,7 @@ function drawPiece(
       const nx = Math.min(gw - 1, Math.max(0, Math.round(fx)));
       const ny = Math.min(gh - 1, Math.max(0, Math.round(fy)));
       sleeve[o] = inBody && inBody[ny * gw + nx] === 0 ? 1 : 0;
+      if (layer.insideBack) layer.insideBack[o] = cutout.insideBack![ny * gw + nx]!;
     }
   }
 }

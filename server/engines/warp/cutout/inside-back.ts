@@ -1,0 +1,174 @@
+/**
+ * The inside back of a flat or ghost-mannequin top: through the neck
+ * opening the photo shows the back's inner side (a band, a lining, the
+ * brand's label) above the front neckline. Drawn on a person it lands on
+ * the neck and chest, label and all; what shows there should be the
+ * person's neck. A jacket's is cut away from the garment: the customer's
+ * own top shows in its opening, as it would. A top's or dress's is marked
+ * (insideBackMask) and drawn only where the customer shows no bare skin
+ * (compose.ts): where their neck is bare it shows, and where their old
+ * top was, the inside back stays rather than the old top.
+ *
+ * The front neckline is the edge that crosses the opening from one neck
+ * point to the other (where the neckline meets the top of the silhouette),
+ * below the top edge: the best path by dynamic programming, column by
+ * column, through the pixels where the colour changes most from the row
+ * above to the row below, rising or falling a pixel or two per column, and
+ * of two such edges the lower (a label's edge or the back band's lies
+ * above the front's). It is taken only when it is an edge (its mean change
+ * is well above the opening's usual), when it dips below the top edge by
+ * at least 0.3 of the opening's width somewhere (a front neckline drops
+ * about half a neck's width below the neck points; the back one little),
+ * and when it is deepest near the middle, as a neckline is. Anything less
+ * (a plain opening whose inside and front look alike, a ruffled collar, a
+ * label's edge just below the top) is left alone. A wide label much
+ * stronger than the neckline may be taken for it: then the label is cut
+ * away and the band below it stays.
+ */
+import type { GarmentLandmarks } from '../types.ts';
+
+/**
+ * The search, in neck-opening widths: the neckline lies at most DEEPEST below the neck points and dips at least
+ * DIP below the top edge; the path starts and ends within END of the top edge. The opening is at least MIN_WIDTH
+ * pixels wide.
+ */
+const SEARCH = { deepest: 0.8, dip: 0.3, end: 0.15, minWidth: 12 } as const;
+/** A path rises or falls at most STEP pixels per column, and each pixel of it costs BEND in edge strength. */
+const STEP = 2;
+const BEND = 4;
+/** Each pixel of depth below the top edge adds this to a path pixel's score: of two edges alike, the lower is the front's. */
+const DEPTH = 0.25;
+/** The path is an edge when its mean change is at least EDGE times the opening's median and at least MIN_EDGE. */
+const EDGE = 2.5;
+const MIN_EDGE = 20;
+/** Its deepest point lies in the middle MIDDLE of the opening. */
+const MIDDLE = 0.6;
+
+/** The garment's RGBA pixels, straight alpha. */
+interface Rgba {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** The front neckline found across the opening: per column from x0, the row of the edge. */
+export interface Neckline {
+  x0: number;
+  rows: number[];
+}
+
+/**
+ * The front neckline across a top's neck opening (see above), or null when none is found clearly. `landmarks` are
+ * the cut-out's, in its pixels.
+ */
+export function frontNeckline(image: Rgba, landmarks: GarmentLandmarks): Neckline | null {
+  const { data, width, height } = image;
+  const { neckLeft, neckRight } = landmarks;
+  if (!neckLeft || !neckRight) return null;
+  const xa = Math.ceil(Math.min(neckLeft.x, neckRight.x)) + 1;
+  const xb = Math.floor(Math.max(neckLeft.x, neckRight.x)) - 1;
+  const opening = xb - xa + 1;
+  if (opening < SEARCH.minWidth || xa < 0 || xb >= width) return null;
+  const solid = (x: number, y: number): boolean => data[(y * width + x) * 4 + 3]! >= 128;
+  // The top edge per column.
+  const top: number[] = [];
+  for (let x = xa; x <= xb; x++) {
+    let y = 0;
+    while (y < height && !solid(x, y)) y++;
+    top.push(y);
+  }
+  const neckY = Math.max(neckLeft.y, neckRight.y);
+  const bottom = Math.min(height - 2, Math.round(neckY + SEARCH.deepest * opening));
+  const rows = bottom + 1;
+  // How much the colour changes from the row above to the row below, on the garment only.
+  const change = new Float32Array(opening * rows);
+  const samples: number[] = [];
+  for (let k = 0; k < opening; k++) {
+    const x = xa + k;
+    for (let y = top[k]! + 1; y <= bottom; y++) {
+      if (!solid(x, y - 1) || !solid(x, y + 1)) continue;
+      const above = ((y - 1) * width + x) * 4;
+      const below = ((y + 1) * width + x) * 4;
+      let d = 0;
+      for (let c = 0; c < 3; c++) d += Math.abs(data[below + c]! - data[above + c]!);
+      change[k * rows + y] = d / 3;
+      samples.push(d / 3);
+    }
+  }
+  if (samples.length === 0) return null;
+  samples.sort((a, b) => a - b);
+  const usual = samples[samples.length >> 1]!;
+
+  // Dynamic programming over columns: the best path's total (change less bends) ending at each row.
+  const none = -Infinity;
+  const endReach = Math.max(2, Math.round(SEARCH.end * opening));
+  let score = new Float64Array(rows).fill(none);
+  const from = new Int16Array(opening * rows).fill(-1);
+  for (let y = top[0]!; y <= Math.min(bottom, top[0]! + endReach); y++) score[y] = change[y]!;
+  for (let k = 1; k < opening; k++) {
+    const next = new Float64Array(rows).fill(none);
+    for (let y = top[k]! + 1; y <= bottom; y++) {
+      let best = none;
+      let arg = -1;
+      for (let dy = -STEP; dy <= STEP; dy++) {
+        const p = y + dy;
+        if (p < 0 || p >= rows || score[p] === none) continue;
+        const s = score[p]! - BEND * Math.abs(dy);
+        if (s > best) {
+          best = s;
+          arg = p;
+        }
+      }
+      if (arg < 0) continue;
+      next[y] = best + change[k * rows + y]! + DEPTH * (y - top[k]!);
+      from[k * rows + y] = arg;
+    }
+    score = next;
+  }
+  let end = -1;
+  const last = opening - 1;
+  for (let y = top[last]!; y <= Math.min(bottom, top[last]! + endReach); y++)
+    if (score[y] !== none && (end < 0 || score[y]! > score[end]!)) end = y;
+  if (end < 0) return null;
+  const path = new Array<number>(opening);
+  path[last] = end;
+  for (let k = last; k > 0; k--) path[k - 1] = from[k * rows + path[k]!]!;
+
+  // Taken only when it is an edge, dips well below the top edge, and is deepest near the middle.
+  let sum = 0;
+  let deepest = 0;
+  let deepestAt = 0;
+  for (let k = 0; k < opening; k++) {
+    sum += change[k * rows + path[k]!]!;
+    const dip = path[k]! - top[k]!;
+    if (dip > deepest) [deepest, deepestAt] = [dip, k];
+  }
+  const mean = sum / opening;
+  if (mean < MIN_EDGE || mean < EDGE * usual) return null;
+  if (deepest < SEARCH.dip * opening) return null;
+  if (Math.abs(deepestAt / last - 0.5) > MIDDLE / 2) return null;
+  return { x0: xa, rows: path };
+}
+
+/** 1 per garment pixel (alpha above 0) above a front neckline, inside the opening: the inside back. */
+export function insideBackMask(image: Rgba, neckline: Neckline): Uint8Array {
+  const { data, width, height } = image;
+  const mask = new Uint8Array(width * height);
+  for (const [k, row] of neckline.rows.entries()) {
+    const x = neckline.x0 + k;
+    for (let y = 0; y < row; y++) if (data[(y * width + x) * 4 + 3]! > 0) mask[y * width + x] = 1;
+  }
+  return mask;
+}
+
+/** The garment's pixels above a front neckline, inside the opening, made transparent; how many were. */
+export function cutInsideBack(image: Rgba, neckline: Neckline): number {
+  const mask = insideBackMask(image, neckline);
+  let cut = 0;
+  for (let i = 0; i < mask.length; i++) {
+    if (!mask[i]) continue;
+    image.data[i * 4 + 3] = 0;
+    cut++;
+  }
+  return cut;
+}
