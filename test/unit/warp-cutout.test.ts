@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { backgroundReached, garmentMatte, keptGarment } from '../../server/engines/warp/cutout/alpha.ts';
-import { cleanEdgeColours, cutOutGarment } from '../../server/engines/warp/cutout/index.ts';
+import { cleanEdgeColours, cutOutGarment, solidity } from '../../server/engines/warp/cutout/index.ts';
 import {
   armpitOf,
   categoryOf,
@@ -31,6 +31,8 @@ import type { Point } from '../../server/engines/warp/types.ts';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
 import { REGION, type RawImage } from '../../server/vision/types.ts';
 
+/** An on-model product photo of a black satin slip dress (the wide set). */
+const SATIN_DRESS = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', 'kolors_cloth_10_dress.png');
 const MODEL_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'people', 'viton_00034_00.jpg');
 const W = 600;
 const H = 800;
@@ -120,6 +122,20 @@ describe('garment alpha, step by step', () => {
     assert.equal(kept(200, 200), true);
     assert.equal(kept(364, 364), false, 'the speck');
     assert.equal(keptGarment(new Uint8Array(w * h).fill(1), w, h), null);
+  });
+
+  test('solidity: a garment cut out whole is solid; one cut out in shreds (holes a sheen or print left) is not', () => {
+    const [w, h] = [200, 300];
+    const box = [50, 50, 150, 250] as const;
+    const whole = new Uint8Array(w * h);
+    for (let y = box[1]; y < box[3]; y++) for (let x = box[0]; x < box[2]; x++) whole[y * w + x] = 255;
+    assert.ok(solidity({ data: whole, width: w, height: h }, box) > 0.99);
+    // Holes of 3 × 3 every 5 pixels: 36 % of it gone, each hole narrower than the closing.
+    const shreds = Uint8Array.from(whole);
+    for (let y = box[1]; y < box[3]; y++)
+      for (let x = box[0]; x < box[2]; x++) if ((x - box[0]) % 5 < 3 && (y - box[1]) % 5 < 3) shreds[y * w + x] = 0;
+    const s = solidity({ data: shreds, width: w, height: h }, box);
+    assert.ok(s < 0.8, `shreds are ${s.toFixed(2)} solid`);
   });
 
   test('cleanEdgeColours: a soft edge pixel takes the solid garment’s colour, not the wall’s mixed in', () => {
@@ -368,6 +384,21 @@ describe('cutting out through the engine’s entry point', () => {
       }
       assert.ok(opaque > 20_000, `the top is cut out (${opaque} opaque pixels)`);
       assert.ok(onHeadOrHands / opaque < 0.01, `head and hands left out: ${onHeadOrHands} of ${opaque}`);
+    },
+  );
+
+  test(
+    'a satin slip dress worn by a model, whose sheen reads as skin, is refused, not cut out in shreds',
+    { skip: existsSync(SATIN_DRESS) ? false : 'no ../shared/fixtures/wide' },
+    async () => {
+      const photo = await readRawImage(SATIN_DRESS);
+      for (const category of ['dress', 'auto'] as const) {
+        await assert.rejects(
+          cutOutGarment(photo, { category, analyzer }),
+          (error: unknown) => error instanceof EngineError && error.code === 'garment_not_detected',
+          `asked for ${category}`,
+        );
+      }
     },
   );
 

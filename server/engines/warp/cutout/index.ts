@@ -14,6 +14,7 @@ import { EngineError, type GarmentCategory } from '../../types.ts';
 import { bareSkinShare, clothingColour, isSkin, skinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
+import { squareFilter } from '../../../kernel/raster.ts';
 import { combineMattes } from './combine.ts';
 import { cutInsideBack, frontNeckline, insideBackMask } from './inside-back.ts';
 import type { GarmentSegmenter } from './learned.ts';
@@ -27,6 +28,10 @@ export interface CutOutOptions {
   segmenter?: GarmentSegmenter;
 }
 
+/** A worn garment's matte less solid than this (solidity) is shreds, not a garment. */
+const MIN_SOLIDITY = 0.8;
+/** solidity's closing radius, as a share of the garment's longer side. */
+const CLOSING_RADIUS = 0.02;
 /** Pixels kept around the garment when cropping. */
 const MARGIN = 8;
 /**
@@ -141,7 +146,41 @@ function wornGarment(image: RawImage, model: PersonAnalysis, category: WarpCateg
   if (worn.pixels < MIN_COVERAGE * image.width * image.height) {
     throw new EngineError('garment_not_detected', `the model in the garment photo wears no ${category} that can be cut out`);
   }
+  // Told from the model by colour, a garment whose sheen or print is near their skin, or whose colour is near their
+  // other clothes, comes out full of holes (and takes skin in): drawn, it is shreds.
+  if (solidity(worn.mask, worn.box) < MIN_SOLIDITY) {
+    throw new EngineError(
+      'garment_not_detected',
+      `the ${category} in the garment photo cannot be told apart from the model wearing it; use a flat-lay or ghost-mannequin photo`,
+    );
+  }
   return crop(image, worn.mask, worn.box, wornLandmarks(model, worn.mask, category), category, source, 'worn');
+}
+
+/**
+ * How solid a garment's matte is: its pixels (alpha ≥ 128) within `box` over those of its closing by a square of
+ * CLOSING_RADIUS of the box's longer side (holes and notches narrower than that filled). A garment cut out whole is
+ * near 1; one cut out in shreds is well below.
+ */
+export function solidity(mask: Mask, box: readonly [number, number, number, number]): number {
+  const [x0, y0, x1, y1] = box;
+  const w = x1 - x0;
+  const h = y1 - y0;
+  if (w <= 0 || h <= 0) return 0;
+  const solid = new Uint8Array(w * h);
+  let area = 0;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (mask.data[(y0 + y) * mask.width + x0 + x]! < 128) continue;
+      solid[y * w + x] = 1;
+      area++;
+    }
+  }
+  const r = Math.max(2, Math.round(CLOSING_RADIUS * Math.max(w, h)));
+  const closed = squareFilter(squareFilter(solid, w, h, r, true), w, h, r, false);
+  let closedArea = 0;
+  for (let k = 0; k < closed.length; k++) closedArea += closed[k]!;
+  return closedArea === 0 ? 0 : area / closedArea;
 }
 
 /** A model's garment of one category: its matte, its bounding box [x0, y0, x1, y1) and its count of solid pixels. */
