@@ -33,6 +33,8 @@ import { REGION, type RawImage } from '../../server/vision/types.ts';
 
 /** An on-model product photo of a black satin slip dress (the wide set). */
 const SATIN_DRESS = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', 'kolors_cloth_10_dress.png');
+/** A flat Hawaiian shirt whose sunset print the pose model reads as a person (the wide set). */
+const PRINTED_SHIRT = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', 'fitdit_garment_0012.jpg');
 const MODEL_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'people', 'viton_00034_00.jpg');
 const W = 600;
 const H = 800;
@@ -399,6 +401,16 @@ describe('cutting out through the engine’s entry point', () => {
           `asked for ${category}`,
         );
       }
+    },
+  );
+
+  test(
+    'a flat shirt whose print the pose model takes for a person (a "face" between its shoulders) is cut out as flat',
+    { skip: existsSync(PRINTED_SHIRT) ? false : 'no ../shared/fixtures/wide' },
+    async () => {
+      const cut = await cutOutGarment(await readRawImage(PRINTED_SHIRT), { category: 'auto', analyzer });
+      assert.equal(cut.photo, 'flat');
+      assert.equal(cut.category, 'top');
     },
   );
 

@@ -28,6 +28,8 @@ export interface CutOutOptions {
   segmenter?: GarmentSegmenter;
 }
 
+/** How far a model's nose lies above their shoulders' line at least, in shoulder widths. */
+const NECK_RISE = 0.3;
 /** A worn garment's matte less solid than this (solidity) is shreds, not a garment. */
 const MIN_SOLIDITY = 0.8;
 /** solidity's closing radius, as a share of the garment's longer side. */
@@ -98,6 +100,7 @@ function isModel(image: RawImage, model: PersonAnalysis): boolean {
   const nose = model.landmarks[POSE.nose]!;
   if (nose.y < 0) return true;
   if (![POSE.nose, POSE.leftEye, POSE.rightEye].every(inside)) return false;
+  if (noNeck(model)) return false;
   const skin = skinModel(image, model);
   // Human skin, whatever its tone, has chroma in a narrow band (red over blue): a print's "face" does not.
   if (!skin || skin.cr < 4 || skin.cr > 55 || skin.cb < -45 || skin.cb > 8) return false;
@@ -106,6 +109,19 @@ function isModel(image: RawImage, model: PersonAnalysis): boolean {
     isSkin(skin, image.data[j]!, image.data[j + 1]!, image.data[j + 2]!) &&
     model.layout.labels[Math.round(nose.y) * image.width + Math.round(nose.x)] === REGION.head
   );
+}
+
+/**
+ * Whether the nose lies less than NECK_RISE shoulder widths above the shoulders' line: a head stands on a neck
+ * (about 0.6 for a person facing the camera), while a "face" the pose model finds in a shirt's print sits between
+ * the shoulders it imagines.
+ */
+function noNeck(model: PersonAnalysis): boolean {
+  const lm = model.landmarks;
+  const ls = lm[POSE.leftShoulder]!;
+  const rs = lm[POSE.rightShoulder]!;
+  const unit = Math.hypot(ls.x - rs.x, ls.y - rs.y);
+  return (ls.y + rs.y) / 2 - lm[POSE.nose]!.y < NECK_RISE * unit;
 }
 
 function flatGarment(image: RawImage, requested: GarmentCategory, learned: Mask | null): GarmentCutout {
