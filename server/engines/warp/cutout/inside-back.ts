@@ -25,6 +25,7 @@
  * stronger than the neckline may be taken for it: then the label is cut
  * away and the band below it stays.
  */
+import type { RawImage } from '../../../vision/types.ts';
 import type { GarmentLandmarks } from '../types.ts';
 
 /**
@@ -44,12 +45,8 @@ const MIN_EDGE = 20;
 /** Its deepest point lies in the middle MIDDLE of the opening. */
 const MIDDLE = 0.6;
 
-/** The garment's RGBA pixels, straight alpha. */
-interface Rgba {
-  data: Uint8Array;
-  width: number;
-  height: number;
-}
+/** The garment's RGBA pixels, straight alpha (a cut-out's image). */
+type Rgba = Pick<RawImage, 'data' | 'width' | 'height'>;
 
 /** The front neckline found across the opening: per column from x0, the row of the edge. */
 export interface Neckline {
