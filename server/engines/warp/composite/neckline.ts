@@ -253,53 +253,48 @@ export function wallAboveShoulders(input: ShouldersInput): Uint8Array {
   };
   const neck = neckHalfWidth(image, person, skin, centre, chinY, unit);
   const hair = hairColour(image, person, skin);
+  const isSkin = (i: number): boolean => skinOrShadow(skin, data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!);
+  const wall = (i: number): void => {
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = background[i * 3 + c]!;
+    walled[i] = 1;
+  };
   for (const joint of [ls, rs]) {
     if (!covers(joint)) continue;
-    // From a little past the shoulder joint to the neck, above the joint.
+    // From a little past the shoulder joint to the neck, from the chin down to the joint and the new top's shoulder
+    // line; `margin` pixels clear of the photo's edges.
     const reach = Math.round(SHOULDER_REACH * unit);
     const [x0, x1] =
       joint.x < centre ? [Math.round(joint.x) - reach, Math.floor(centre - neck)] : [Math.ceil(centre + neck), Math.round(joint.x) + reach];
     const bottom = Math.min(height, Math.round(joint.y));
-    for (let x = Math.max(0, x0); x <= Math.min(width - 1, x1); x++) {
-      for (let y = chinY + 1; y < Math.min(bottom, line[x]!); y++) {
-        const i = y * width + x;
-        if (person.matte.data[i]! < 128) continue;
-        const label = person.layout.labels[i]!;
-        const j = i * channels;
-        const [r, g, b] = [data[j]!, data[j + 1]!, data[j + 2]!];
-        const oldTop =
-          (label === REGION.head && underChin[i] === 2) || (label === REGION.torso && !skinOrShadow(skin, r, g, b) && !hair?.near(r, g, b));
-        if (!oldTop) continue;
-        for (let c = 0; c < 3; c++) out[i * 3 + c] = background[i * 3 + c]!;
-        walled[i] = 1;
-      }
-    }
-    // The old clothing's outline against the wall, next to what was walled, goes with it: bareUnderChin keeps the
-    // head's outline as the head's (hair or skin mixed with the wall), and the head's region reaches here. What is
-    // skin-coloured stays.
-    const cleared: number[] = [];
-    for (let x = Math.max(OUTLINE, x0); x <= Math.min(width - 1 - OUTLINE, x1); x++) {
-      for (let y = chinY + 1; y < Math.min(bottom, height - OUTLINE, line[x]!); y++) {
-        const i = y * width + x;
-        if (walled[i] || person.matte.data[i]! < SOFT_OUTLINE || !nearWall(person.matte, x, y)) continue;
-        const j = i * channels;
-        if (skinOrShadow(skin, data[j]!, data[j + 1]!, data[j + 2]!) || !nearWalled(walled, width, x, y)) continue;
-        for (let c = 0; c < 3; c++) out[i * 3 + c] = background[i * 3 + c]!;
-        cleared.push(i);
-      }
-    }
-    for (const i of cleared) walled[i] = 1;
-    // Specks of it left standing in the wall (a dark check the hair's colour kept) go too.
-    for (let x = Math.max(OUTLINE, x0); x <= Math.min(width - 1 - OUTLINE, x1); x++) {
-      for (let y = chinY + 1; y < Math.min(bottom, height - OUTLINE, line[x]!); y++) {
-        const i = y * width + x;
-        if (walled[i] || person.matte.data[i]! < SOFT_OUTLINE) continue;
-        const j = i * channels;
-        if (skinOrShadow(skin, data[j]!, data[j + 1]!, data[j + 2]!) || wallAround(walled, person.matte, x, y) < SPECK) continue;
-        for (let c = 0; c < 3; c++) out[i * 3 + c] = background[i * 3 + c]!;
-        walled[i] = 1;
-      }
-    }
+    const above = (margin: number, visit: (x: number, y: number, i: number) => void): void => {
+      for (let x = Math.max(margin, x0); x <= Math.min(width - 1 - margin, x1); x++)
+        for (let y = chinY + 1; y < Math.min(bottom, height - margin, line[x]!); y++) visit(x, y, y * width + x);
+    };
+    // Old clothing: painted as neck skin in the head's region, or the torso's not skin nor hair.
+    above(0, (_x, _y, i) => {
+      if (person.matte.data[i]! < 128) return;
+      const label = person.layout.labels[i]!;
+      const j = i * channels;
+      if (
+        label === REGION.head
+          ? underChin[i] === 2
+          : label === REGION.torso && !isSkin(i) && !hair?.near(data[j]!, data[j + 1]!, data[j + 2]!)
+      )
+        wall(i);
+    });
+    // Its outline against the wall next to what was walled (bareUnderChin keeps the head's outline as the head's, and
+    // the head's region reaches here), unless skin-coloured.
+    const outline: number[] = [];
+    above(OUTLINE, (x, y, i) => {
+      if (walled[i] || person.matte.data[i]! < SOFT_OUTLINE || !nearWall(person.matte, x, y)) return;
+      if (!isSkin(i) && nearWalled(walled, width, x, y)) outline.push(i);
+    });
+    outline.forEach(wall);
+    // Specks of it left standing in the wall (a dark check the hair's colour kept).
+    above(OUTLINE, (x, y, i) => {
+      if (walled[i] || person.matte.data[i]! < SOFT_OUTLINE || isSkin(i)) return;
+      if (wallAround(walled, person.matte, x, y) >= SPECK) wall(i);
+    });
   }
   return walled;
 }
