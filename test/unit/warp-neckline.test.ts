@@ -95,6 +95,7 @@ test('old clothing above a sleeved top’s shoulders beside the neck becomes the
   const coverage = new Float32Array(W * H);
   for (let y = 145; y < 300; y++) for (let x = 140; x <= 260; x++) coverage[y * W + x] = 1;
   const { image, out, walled } = walledAbove(coverage);
+  assert.ok(walled, 'something is walled');
   for (const [x, y] of [
     [165, 125],
     [235, 125],
@@ -113,11 +114,7 @@ test('beside a camisole’s straps, which leave the shoulders bare, nothing beco
   const coverage = new Float32Array(W * H);
   for (let y = 145; y < 300; y++)
     for (let x = 150; x <= 250; x++) if (y >= 200 || (x >= 170 && x <= 175) || (x >= 225 && x <= 230)) coverage[y * W + x] = 1;
-  const { walled } = walledAbove(coverage);
-  assert.equal(
-    walled.reduce((n, v) => n + v, 0),
-    0,
-  );
+  assert.equal(walledAbove(coverage).walled, null);
 });
 
 test('a top’s inside back stays behind the customer’s bare skin, and covers their old top', () => {

@@ -121,7 +121,7 @@ export function compose(input: ComposeInput): Uint8Array {
     bareNeckline({ out, image, person, skin, upperCoverage, shading });
     underChin = bareUnderChin({ out, image, person, skin, shading, face: input.face });
     const walled = wallAboveShoulders({ out, image, person, skin, upperCoverage, background, underChin });
-    clearOutline(out, person, background, walled, coverage);
+    if (walled) clearOutline(out, person, background, walled, coverage);
   }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))

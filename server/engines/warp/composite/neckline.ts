@@ -223,9 +223,10 @@ const SHOULDER_REACH = 0.15;
  * within COVERED of the joint: a sleeved top, not a camisole, whose straps leave the shoulder bare), a pixel below
  * the chin, farther from the centre line than the neck's half-width, and above the new top's shoulder line (no column
  * of the top farther out reaches as high) is outside the new silhouette. If it was painted as neck skin, or is old
- * clothing of the torso's region (not skin, not hair), it takes the wall's colour. Returns the pixels walled.
+ * clothing of the torso's region (not skin, not hair), it takes the wall's colour. Returns the pixels walled, or null
+ * when none were.
  */
-export function wallAboveShoulders(input: ShouldersInput): Uint8Array {
+export function wallAboveShoulders(input: ShouldersInput): Uint8Array | null {
   const { out, image, person, skin, upperCoverage, background, underChin } = input;
   const { width, height, data, channels } = image;
   const walled = new Uint8Array(width * height);
@@ -235,9 +236,11 @@ export function wallAboveShoulders(input: ShouldersInput): Uint8Array {
   const centre = (ls.x + rs.x) / 2;
   const chinY = Math.max(0, chinRow(person));
   // The new top's top edge per column, and its shoulder line: per side, the highest top edge from that column outwards.
+  // Looked for no lower than the lower joint plus COVERED: nothing below that is walled or decides a shoulder's cover.
   const top = new Int32Array(width).fill(height);
+  const lowest = Math.min(height, Math.ceil(Math.max(ls.y, rs.y) + COVERED * unit));
   for (let x = 0; x < width; x++) {
-    for (let y = chinY; y < height; y++) {
+    for (let y = chinY; y < lowest; y++) {
       if (upperCoverage[y * width + x]! >= 0.5) {
         top[x] = y;
         break;
@@ -296,7 +299,7 @@ export function wallAboveShoulders(input: ShouldersInput): Uint8Array {
       if (wallAround(walled, person.matte, x, y) >= SPECK) wall(i);
     });
   }
-  return walled;
+  return walled.includes(1) ? walled : null;
 }
 
 /** The matte's soft outline, where the person mixes with the wall, starts at this value. */
