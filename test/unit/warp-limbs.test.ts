@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
-import { POSE } from '../../server/vision/types.ts';
+import { POSE, REGION } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
 
 const luma = (p: readonly number[]): number => 0.299 * p[0]! + 0.587 * p[1]! + 0.114 * p[2]!;
@@ -99,6 +99,29 @@ test('a painted upper arm carries its bare forearm’s texture, not a flat colou
   const freckles = lumas.filter((l) => l < median * 0.93).length / lumas.length;
   // A fifth of the forearm is freckled; a flat or smoothly lit paint has none.
   assert.ok(freckles > 0.08 && freckles < 0.4, `${(freckles * 100).toFixed(0)} % of the painted upper arm is freckled`);
+});
+
+test('a striped long sleeve painted as skin does not carry its stripes', () => {
+  const { image, person } = syntheticPerson();
+  // Long sleeves down to the wrists, striped across the arm: a light stripe every 6 rows on the old top's colour.
+  const LIGHT_STRIPE = [200, 200, 215];
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x;
+      if (person.layout.labels[i] !== REGION.leftUpperArm && person.layout.labels[i] !== REGION.leftLowerArm) continue;
+      if (person.matte.data[i]! < 128) continue;
+      image.data.set(y % 6 < 3 ? OLD_TOP : LIGHT_STRIPE, i * 3);
+    }
+  }
+  const out = dressed(image, person);
+  const lumas: number[] = [];
+  for (let t = 0.3; t <= 0.9; t += 0.01) {
+    const axis = upperArm(person, t);
+    lumas.push(luma(pixel(out, Math.round(axis.x), Math.round(axis.y))));
+  }
+  const mean = lumas.reduce((a, b) => a + b, 0) / lumas.length;
+  const spread = Math.sqrt(lumas.reduce((a, l) => a + (l - mean) ** 2, 0) / lumas.length);
+  assert.ok(spread < 2, `the painted arm's luminance along its axis varies by ${spread.toFixed(1)} (stripes)`);
 });
 
 test('the old sleeve beyond the arm’s width becomes the wall, skin-coloured specks on it too', () => {

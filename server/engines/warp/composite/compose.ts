@@ -65,6 +65,8 @@ const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.
  */
 const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
 /** Painted skin's shading: local luminance (radius 6) over its surroundings (radius 24), among its own material. */
+/** How far (pixels) round a painted pixel the old clothing's texture is measured. */
+const TEXTURE_RADIUS = 2;
 const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 /** The body's core: within this share (squared) of each bone's radius. */
 const CORE_RADIUS2 = 0.8;
@@ -112,7 +114,7 @@ export function compose(input: ComposeInput): Uint8Array {
   const oldColours = bottoms.length > 0 ? oldBottomsColour(image, person, skin) : null;
   const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours) : null;
   const background = backgroundFill(image, person);
-  removeOldClothing(out, image, person, skin, shading, coverage, kinds, sheathed, background);
+  removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background);
   // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
   const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
   let underChin: Uint8Array | null = null;
@@ -156,6 +158,7 @@ export function layerCoverage(layers: readonly PlacedLayer[], width: number, hei
 function removeOldClothing(
   out: Uint8Array,
   image: RawImage,
+  lum: Float32Array,
   person: PersonAnalysis,
   skin: SkinModel | null,
   shading: Float32Array,
@@ -216,9 +219,11 @@ function removeOldClothing(
         } else {
           const round = limbs.lit(label) ? 1 : 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
           const model = limbs.colour(x + 0.5, y + 0.5, label, own.rgb) ? own : skin;
-          fr = shadedSkin(model, shading[i]!, 0) * round;
-          fg = shadedSkin(model, shading[i]!, 1) * round;
-          fb = shadedSkin(model, shading[i]!, 2) * round;
+          // A striped or printed old sleeve's pattern is no shading: it fades out where the photo is textured.
+          const shade = untextured(lum, width, height, x, y, shading[i]!);
+          fr = shadedSkin(model, shade, 0) * round;
+          fg = shadedSkin(model, shade, 1) * round;
+          fb = shadedSkin(model, shade, 2) * round;
         }
         // At an arm's edge the wall shows through the share the arm does not cover.
         if (arm !== null && arm < 1 && !torsoCore) {
@@ -241,6 +246,28 @@ function removeOldClothing(
     }
   }
   clearOutline(out, person, background, walled, coverage);
+}
+
+/**
+ * A shading ratio faded towards 1 where the photo is textured around (x, y): the luminance's deviation within
+ * TEXTURE_RADIUS, against SHADING.texture, as a garment's shading fades (drawLayer). A striped sleeve's stripes are
+ * not folds, and painted skin must not carry them.
+ */
+function untextured(lum: Float32Array, width: number, height: number, x: number, y: number, ratio: number): number {
+  let sum = 0;
+  let squares = 0;
+  let n = 0;
+  for (let v = Math.max(0, y - TEXTURE_RADIUS); v <= Math.min(height - 1, y + TEXTURE_RADIUS); v++) {
+    for (let u = Math.max(0, x - TEXTURE_RADIUS); u <= Math.min(width - 1, x + TEXTURE_RADIUS); u++) {
+      const l = lum[v * width + u]!;
+      sum += l;
+      squares += l * l;
+      n++;
+    }
+  }
+  const mean = sum / n;
+  const deviation = Math.sqrt(Math.max(0, squares / n - mean * mean));
+  return 1 + (ratio - 1) / (1 + (deviation / SHADING.texture) ** 2);
 }
 
 /**
