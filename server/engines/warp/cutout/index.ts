@@ -3,18 +3,21 @@
  * A photo in which the vision layer finds one person is a garment worn by a
  * model: the garment is the model's clothing of that category (the person
  * matte within the body regions, minus skin), and the model's pose gives
- * the landmarks. Any other photo is a flat-lay or ghost-mannequin shot: the
- * garment is what stands out from the plain background, and its silhouette
- * gives the category and landmarks.
+ * the landmarks; one that comes out full of holes (told from the model by
+ * colour, a satin's sheen reads as skin) is refused. Any other photo is a
+ * flat-lay or ghost-mannequin shot: the garment is what stands out from the
+ * plain background, its silhouette gives the category and landmarks, and
+ * the inside back seen through its neck opening is cut away (a jacket's)
+ * or marked (a top's or dress's, inside-back.ts).
  */
 import { findWearer } from '../../person.ts';
 import { PersonAnalyzer } from '../../../vision/person.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { EngineError, type GarmentCategory } from '../../types.ts';
+import { squareFilter } from '../../../kernel/raster.ts';
 import { bareSkinShare, clothingColour, isSkin, skinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
-import { squareFilter } from '../../../kernel/raster.ts';
 import { combineMattes } from './combine.ts';
 import { cutInsideBack, frontNeckline, insideBackMask } from './inside-back.ts';
 import type { GarmentSegmenter } from './learned.ts';
