@@ -124,6 +124,28 @@ test('a striped long sleeve painted as skin does not carry its stripes', () => {
   assert.ok(spread < 2, `the painted arm's luminance along its axis varies by ${spread.toFixed(1)} (stripes)`);
 });
 
+test('skin seen through a crochet sleeve’s holes does not dot the painted arm', () => {
+  // The old sleeve with holes: single pixels of skin, a shade darker in the holes' shadow, every 4 pixels.
+  const HOLE = SKIN.map((c) => Math.round(c * 0.85));
+  const { image, person } = personWithThinForearm();
+  const holes: number[] = [];
+  for (const t of [0.35, 0.45, 0.55, 0.65, 0.75]) {
+    const axis = upperArm(person, t);
+    for (const d of [-4, 0, 4]) {
+      const i = Math.round(axis.y + d * axis.normal.y) * W + Math.round(axis.x + d * axis.normal.x);
+      assert.ok(distance(pixel(image.data, i % W, Math.floor(i / W)), OLD_TOP) < 1, 'a hole in the old sleeve');
+      image.data.set(HOLE, i * 3);
+      holes.push(i);
+    }
+  }
+  const out = dressed(image, person);
+  for (const i of holes) {
+    const [x, y] = [i % W, Math.floor(i / W)];
+    assert.ok(distance(pixel(out, x, y), HOLE) > 8, `the hole at (${x}, ${y}) kept its own colour ${pixel(out, x, y)}`);
+    assert.ok(distance(pixel(out, x, y), pixel(out, x, y + 2)) < 12, `the hole at (${x}, ${y}) stands out from the arm around it`);
+  }
+});
+
 test('the old sleeve beyond the arm’s width becomes the wall, skin-coloured specks on it too', () => {
   const specks: [number, number][] = [];
   const { person: plain } = syntheticPerson();

@@ -196,8 +196,9 @@ function removeOldClothing(
       // An arm's core is the arm's own shape, narrower than the old sleeve (limbs.ts); the torso's is the torso's.
       // `arm` is how much of the pixel the arm covers (its edge is anti-aliased), null off the arms.
       const arm = limbs.shape[i] === 0 ? null : (limbs.shape[i]! - OUTSIDE) / (INSIDE - OUTSIDE);
-      // Skin stays; beside an arm's shape only bare skin does (a pink sleeve's skin-coloured specks would stand alone).
-      if (isSkin(skin, r, g, b) && (arm !== 0 || limbs.bareAt(i))) continue;
+      // Skin stays; on an arm only bare skin does: beside its shape a pink sleeve's skin-coloured specks would stand
+      // alone, and inside it the skin seen through a crochet or lace sleeve's holes would dot the painted arm.
+      if (isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
       // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
       const core =
