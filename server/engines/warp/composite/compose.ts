@@ -53,6 +53,8 @@ export interface ComposeInput {
 
 const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
 const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
+/** Bare skin in front of a garment is decided by majority within this radius (pixels): its edge is not ragged. */
+const FRONT_SMOOTHING = 2;
 /** A hand's soft edge: pixels this close to its bare skin stay in front with it. */
 const HAND_EDGE = 2;
 /** Below this share of a hand's region looking like skin, the skin's colour is not the hand's: all of it stays. */
@@ -515,27 +517,35 @@ function drawLayer(
   }
   const skinArea = boxMean(skinLike, lw, lh, BARE.radius);
   const hands = handsInFront(labels, width, layer, skinLike, skinArea);
-  // Where the garment may show: not over the head, hair or hands; over arms only as a sleeve or at the shoulder caps.
+  // Where the garment may show: not over the head, hair or hands (`allowed`); over arms only as a sleeve or at the
+  // shoulder caps, and not over bare skin in front of it (`bareInFront`).
   const allowed = new Float32Array(lw * lh);
+  const bareInFront = new Float32Array(lw * lh);
   for (let y = 0; y < lh; y++) {
     for (let x = 0; x < lw; x++) {
       const o = y * lw + x;
       const i = (y0 + y) * width + x0 + x;
       const label = labels[i]!;
       let ok = HANDS.has(label) ? !hands[o] : !HEAD_AND_HANDS.has(label) || (underChin !== null && underChin[i]! > 0);
-      // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps).
-      if (ok && (ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
-        const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
+      if (ok && category === 'bottom' && ARMS.has(label)) ok = false;
+      allowed[o] = ok ? 1 : 0;
+      if (!ok) continue;
+      const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
+      if (!bare) continue;
+      // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps), and
+      // bare skin anywhere in front of its inside back, seen through its neck opening.
+      if ((ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const px = x0 + x;
         const py = y0 + y;
-        ok = !bare || (label !== REGION.neck && shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2));
+        if (label === REGION.neck || !shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2)) bareInFront[o] = 1;
       }
-      if (ok && category === 'bottom' && ARMS.has(label)) ok = false;
-      // The garment's inside back, seen through its neck opening, stays behind bare skin wherever it is.
-      if (ok && layer.insideBack?.[o] === 1) ok = !(skinLike[o] === 1 && skinArea[o]! >= BARE.share);
-      allowed[o] = ok ? 1 : 0;
+      if (layer.insideBack?.[o] === 1) bareInFront[o] = 1;
     }
   }
+  // Bare skin in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority
+  // over a square of radius FRONT_SMOOTHING. The head and hands are never smoothed.
+  const front = boxMean(bareInFront, lw, lh, FRONT_SMOOTHING);
+  for (let k = 0; k < allowed.length; k++) if (front[k]! >= 0.5) allowed[k] = 0;
   // Softened inwards only: pixels that must stay in front stay exactly the photo's.
   const soft = boxMean(allowed, lw, lh, 1);
   for (let k = 0; k < soft.length; k++) if (allowed[k] === 0) soft[k] = 0;
