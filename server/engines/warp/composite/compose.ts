@@ -67,9 +67,9 @@ const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.
  */
 const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, texture: 14 } as const;
 /** Painted skin's shading: local luminance (radius 6) over its surroundings (radius 24), among its own material. */
+const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 /** How far (pixels) round a painted pixel the old clothing's texture is measured. */
 const TEXTURE_RADIUS = 2;
-const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 /** The body's core: within this share (squared) of each bone's radius. */
 const CORE_RADIUS2 = 0.8;
 /** A leg is inside new bottoms in a row where they cover at least this share of it. */
@@ -269,8 +269,15 @@ function untextured(lum: Float32Array, width: number, height: number, x: number,
     }
   }
   const mean = sum / n;
-  const deviation = Math.sqrt(Math.max(0, squares / n - mean * mean));
-  return 1 + (ratio - 1) / (1 + (deviation / SHADING.texture) ** 2);
+  return faded(ratio, Math.sqrt(Math.max(0, squares / n - mean * mean)), 1);
+}
+
+/**
+ * A shading ratio applied with `strength`, and less where the photo's luminance deviates locally by `deviation`: a
+ * logo, a print or stripes are not folds (SHADING.texture is the deviation at which half of it is left).
+ */
+function faded(ratio: number, deviation: number, strength: number): number {
+  return 1 + ((ratio - 1) * strength) / (1 + (deviation / SHADING.texture) ** 2);
 }
 
 /**
@@ -567,7 +574,7 @@ function drawLayer(
       const i = ((y0 + y) * width + x0 + x) * 3;
       const ratio = Math.min(SHADING.max, Math.max(SHADING.min, ratios[o]!));
       const deviation = Math.sqrt(Math.max(0, meanSquares[o]! - fine[o]! * fine[o]!));
-      const shade = 1 + ((ratio - 1) * SHADING.strength) / (1 + (deviation / SHADING.texture) ** 2);
+      const shade = faded(ratio, deviation, SHADING.strength);
       for (let c = 0; c < 3; c++) {
         const g = Math.min(255, layer.rgb[o * 3 + c]! * shade);
         out[i + c] = Math.round(g * a + out[i + c]! * (1 - a));
