@@ -101,6 +101,14 @@ describe('warp post-conditions', () => {
     assert.ok(layerViolations(huge, 'top', body, person).some((v) => /far wider/.test(v.detail)));
   });
 
+  test('placement: sleeves along arms held out (hands on hips) do not make a top far wider than the body', () => {
+    // The same span across the chest, but only its middle is the top's body; the rest is sleeve.
+    const akimbo = rectangle(20, 150, 380, 290);
+    for (let y = 0; y < akimbo.height; y++)
+      for (let x = 0; x < akimbo.width; x++) akimbo.sleeve[y * akimbo.width + x] = x < 130 || x >= 230 ? 1 : 0;
+    assert.ok(!layerViolations(akimbo, 'top', body, person).some((v) => /far wider/.test(v.detail)));
+  });
+
   test("placement: a top whose hem falls to the knees is caught (a dress's is not)", () => {
     const tunic = rectangle(155, 150, 245, 500);
     assert.ok(layerViolations(tunic, 'top', body, person).some((v) => /hem/.test(v.detail)));

@@ -229,6 +229,33 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
     armpitsAt(readSilhouette(garmentMatte(await drawn(KIMONO, 'white'))!.alpha), 410, 8, 16);
   });
 
+  test('upperLandmarks: short sleeves lying against the body hide the armpits; they go an armhole’s depth down', async () => {
+    // Short sleeves hang from the shoulders beside the body down to y 330, where the side leaves the body line.
+    const HANGING = `<path d="M250 150 Q300 190 350 150 L400 150 L450 170 L455 330 L400 330 L400 650 L200 650 L200 330 L145 330 L150 170 L200 150 Z" fill="#c0392b"/>`;
+    const s = readSilhouette(garmentMatte(await drawn(HANGING, 'white'))!.alpha);
+    const l = upperLandmarks(s, 'top');
+    // 0.41 of the body's width (200) below the shoulders (150), not at the sleeves' hem.
+    near1(l.leftArmpit!.y, 232, 10, 'left armpit y');
+    near1(l.rightArmpit!.y, 232, 10, 'right armpit y');
+    assert.ok(l.leftSleeveEnd && l.leftSleeveEnd.y > 280, 'the sleeve still ends at its hem');
+    // Sleeves held out show their armpits, which stay.
+    near1(upperLandmarks(await tee(), 'top').leftArmpit!.y, 250, 24, 'the T-shirt’s armpit');
+  });
+
+  test('upperBody: sleeves lying against the body that part from it only near their cuffs hang', async () => {
+    // A jacket: sleeves from the shoulders down to y 600, against the body’s sides until y 470, then apart.
+    const JACKET = `<path d="M200 150 L400 150 L400 650 L200 650 Z M200 150 L120 600 L185 600 L200 470 Z M400 150 L480 600 L415 600 L400 470 Z" fill="#7a5230"/>`;
+    const s = readSilhouette(garmentMatte(await drawn(JACKET, 'white'))!.alpha);
+    const body = upperBody(s);
+    assert.equal(body.hanging, true);
+    near1(body.left, 200, 6, 'body left');
+    const l = upperLandmarks(s, 'top');
+    assert.equal(l.sleevesHang, true);
+    // The sleeves end at their cuffs, not where they leave the body.
+    near(l.leftSleeveEnd, 445, 580, 30, 'left sleeve end');
+    near(l.rightSleeveEnd, 155, 580, 30, 'right sleeve end');
+  });
+
   test('necklineOf: the front lies below the sides, on the centre line', async () => {
     const s = await tee();
     const neck = necklineOf(s, upperBody(s));

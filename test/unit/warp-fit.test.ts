@@ -16,7 +16,8 @@ import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
 import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
-import { inBand, placeGarment } from '../../server/engines/warp/fit/place.ts';
+import { inBand, ownedBy, placeGarment } from '../../server/engines/warp/fit/place.ts';
+import { skeletonForward } from '../../server/engines/warp/fit/sleeve.ts';
 import { folds, renderGarment } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { sizeStep } from '../../server/kernel/vocabulary.ts';
@@ -157,8 +158,14 @@ describe('placing a top on a body', () => {
     assert.ok(width(pairsOf('M', 'oversized')) > width(pairsOf('M', 'relaxed')), 'oversized is looser than relaxed');
   });
 
-  test('sleeves run down the arms; rolled sleeves are no longer than to just below the elbow', () => {
-    const end = target(pairsOf('M'), tee.landmarks.leftSleeveEnd);
+  test('sleeves run down the arms, each cut from the body and drawn along its arm', () => {
+    const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
+    assert.equal(placement.pieces.length, 3, 'the body and two sleeves');
+    // The wearer's left sleeve is on the cut-out's right, beyond its armhole (150, 22)–(150, 80).
+    const sleeve = placement.pieces.find((p) => p.skeleton && ownedBy(p, 175, 60))!;
+    assert.ok(sleeve, 'a piece draws the left sleeve');
+    assert.ok(!ownedBy(placement.pieces[0]!, 175, 60) && ownedBy(placement.pieces[0]!, 100, 150), 'the body piece draws the body only');
+    const end = skeletonForward(sleeve.skeleton!)(tee.landmarks.leftSleeveEnd!.x, tee.landmarks.leftSleeveEnd!.y);
     // On the left upper arm (from (250,150) to (275,240)): within a few pixels of that line.
     const t = ((end.x - 250) * 25 + (end.y - 150) * 90) / (25 * 25 + 90 * 90);
     const onArm = { x: 250 + 25 * t, y: 150 + 90 * t };
@@ -170,7 +177,7 @@ describe('placing a top on a body', () => {
     const jacket: GarmentCutout = { ...tee, category: 'outerwear' };
     const closed = placeGarment(jacket, body, { scale: garmentScale('M', 'M', 'regular'), styling: ['closed'], tucked: false });
     const open = placeGarment(jacket, body, { scale: garmentScale('M', 'M', 'regular'), styling: ['open'], tucked: false });
-    assert.equal(closed.pieces.length, 1);
+    assert.equal(closed.pieces.filter((p) => !p.skeleton).length, 1, 'closed, one body with its sleeves cut away');
     assert.equal(open.pieces.length, 2);
     const [wearerLeft, wearerRight] = open.pieces;
     // The wearer's left half is the image's right of the centre line, and the other way round.
@@ -235,6 +242,47 @@ describe('placing a top on a body', () => {
       open += row.slice(first, last + 1).filter((a) => a < 0.5).length;
     }
     assert.equal(open, 0, `${open} pixels open between sleeve and body above the armpits`);
+  });
+
+  test('a long sleeve follows an arm bent at the elbow (a hand on the hip), rounding the elbow without a wing', () => {
+    const { person: akimbo } = syntheticPerson();
+    // The wearer's left elbow held out, the hand back on the hip.
+    akimbo.landmarks[POSE.leftElbow] = { ...akimbo.landmarks[POSE.leftElbow]!, x: 300, y: 230 };
+    akimbo.landmarks[POSE.leftWrist] = { ...akimbo.landmarks[POSE.leftWrist]!, x: 245, y: 290 };
+    // A 200×240 top whose long sleeves hang beside its body (x 10..50 and 150..190) down to y 200.
+    const [gw, gh] = [200, 240];
+    const data = new Uint8Array(gw * gh * 4);
+    for (let y = 20; y < 230; y++)
+      for (let x = 0; x < gw; x++)
+        if ((x >= 50 && x < 150) || (y < 200 && ((x >= 150 && x < 190) || (x >= 10 && x < 50))))
+          data.set([40, 90, 200, 255], (y * gw + x) * 4);
+    const longSleeved: GarmentCutout = {
+      ...syntheticTee(),
+      image: { data, width: gw, height: gh, channels: 4 },
+      landmarks: {
+        ...syntheticTee().landmarks,
+        leftShoulder: { x: 150, y: 22 },
+        rightShoulder: { x: 50, y: 22 },
+        leftArmpit: { x: 150, y: 80 },
+        rightArmpit: { x: 50, y: 80 },
+        leftSleeveEnd: { x: 170, y: 199 },
+        rightSleeveEnd: { x: 30, y: 199 },
+        sleeveHalfWidth: 20,
+        sleevesHang: true,
+      },
+    };
+    const placement = placeGarment(longSleeved, bodyFrame(akimbo), {
+      scale: garmentScale('M', 'M', 'regular'),
+      styling: [],
+      tucked: false,
+    });
+    const layer = renderGarment(longSleeved, placement, W, H);
+    const alphaAt = (x: number, y: number): number => layer.alpha[(y - layer.y0) * layer.width + (x - layer.x0)] ?? 0;
+    assert.ok(alphaAt(275, 190) > 0.5, 'the upper arm is covered');
+    assert.ok(alphaAt(300, 232) > 0.5, 'the elbow is covered');
+    assert.ok(alphaAt(272, 260) > 0.5, 'the forearm is covered');
+    assert.ok(alphaAt(296, 290) < 0.5, 'nothing hangs straight down from the elbow');
+    assert.ok(alphaAt(335, 232) < 0.5, 'nothing stands out past the elbow');
   });
 
   test('a hem a little above where the old top ends is drawn down to it; one far above it, or a jacket’s, is not', () => {

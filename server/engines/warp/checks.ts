@@ -147,7 +147,11 @@ export function layerViolations(layer: Layer, category: WarpCategory, body: Body
     if (row >= 0 && row < layer.height) {
       let first = -1;
       let last = -1;
-      for (let x = 0; x < layer.width; x++) if (layer.alpha[row * layer.width + x]! >= 0.5) ((first = first < 0 ? x : first), (last = x));
+      // The garment's body, not its sleeves: a sleeve on an arm held out from the body reaches as far as the arm.
+      for (let x = 0; x < layer.width; x++) {
+        const o = row * layer.width + x;
+        if (layer.alpha[o]! >= 0.5 && layer.sleeve[o] === 0) ((first = first < 0 ? x : first), (last = x));
+      }
       if (first >= 0 && last - first + 1 > TOO_WIDE * (across.left + across.right))
         out.push({ check: 'placement', detail: `the ${category} is far wider than the body` });
     }

@@ -217,10 +217,21 @@ export function upperBody(s: Silhouette): UpperBody {
   let right = median(narrow.map((r) => r[1]));
   const apart = hangingSleeveBody(s, centre);
   const apartWidth = apart ? apart[1] - apart[0] : 0;
-  const hanging = apart !== null && apartWidth < 0.85 * (right - left) && apartWidth > HANGING_BODY * (right - left);
+  // Sleeves hanging against the body down to where they part from it near the hem: at mid-body the central runs
+  // are body and sleeves together, wider than the body between the parted sleeves (however many rows the parting
+  // takes of the band the narrowest runs are taken from).
+  const typical = median(bodyRuns.map((r) => r[1] - r[0]));
+  const hanging = apart !== null && apartWidth < 0.85 * typical && apartWidth > HANGING_BODY * typical;
   if (hanging) [left, right] = apart;
   return { centre, centralLength, left, right, half: (right - left) / 2, hanging };
 }
+
+/**
+ * An armhole's depth below the shoulder seam, in body widths: 0.35–0.43 on the wide set's tops whose armpits show.
+ * One seen deeper than ARMHOLE_HIDDEN is a sleeve lying against the body below the real armpit.
+ */
+const ARMHOLE = 0.41;
+const ARMHOLE_HIDDEN = 0.55;
 
 /** How far (in half body widths) a side reaches past the body line where a sleeve is attached. */
 const SLEEVE_OUT = 0.18;
@@ -236,7 +247,7 @@ const CUT_IN_ONE = 0.85;
 const SLEEVE_OPENING = 0.085;
 
 /** An armpit, image side: going up from mid-body, where the side leaves the body line outwards (a sleeve starts). */
-export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right'): Point | null {
+export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right'): (Point & { cutInOne?: true }) | null {
   const { centre, centralLength } = body;
   const line = side === 'left' ? body.left : body.right;
   // A sleeve hanging apart from the body at mid-body: going up, the armpit is where the gap between them closes.
@@ -269,7 +280,7 @@ export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right')
     for (let y = middle + 1; y < s.top + 0.85 * centralLength; y++) {
       const at = outwardsAt(y);
       if (!at) break;
-      if (at.outwards <= SLEEVE_OUT * body.half) return { x: at.edge, y };
+      if (at.outwards <= SLEEVE_OUT * body.half) return { x: at.edge, y, cutInOne: true };
     }
   }
   let last: Point | null = null;
@@ -488,6 +499,16 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
     out.leftSleeveEnd = sleeveImageRight.end;
     out.sleeveHalfWidth = (sleeveImageLeft.half + sleeveImageRight.half) / 2;
     if (body.hanging) out.sleevesHang = true;
+    // Sleeves lying against the body hide the armpits: the side leaves the body line only below them (a short
+    // sleeve's hem, a long sleeve parting from the body near the hem). Both are put where an armhole usually ends.
+    // A sleeve cut in one with the body has its armpit deep, and it shows.
+    const shoulderY = Math.min(imageLeftShoulder.y, imageRightShoulder.y);
+    const deepest = shoulderY + ARMHOLE_HIDDEN * (body.right - body.left);
+    if (sleeved && !pitL.cutInOne && !pitR.cutInOne && Math.max(pitL.y, pitR.y) > deepest) {
+      const y = shoulderY + ARMHOLE * (body.right - body.left);
+      out.leftArmpit = { x: pitR.x, y };
+      out.rightArmpit = { x: pitL.x, y };
+    }
   }
   return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
 }

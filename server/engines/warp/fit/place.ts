@@ -10,6 +10,7 @@ import type { GarmentCutout, GarmentLandmarks, Point } from '../types.ts';
 import { add, alongPolyline, dot, len, mid, polylineLength, sub, unit, type BodyFrame } from './body.ts';
 import type { GarmentScale } from './sizing.ts';
 import type { ClothedWidth } from './old-waist.ts';
+import { BODY, sleeveAxis, sleeveLabels, type PieceLabels, type Skeleton, type SleeveShape } from './sleeve.ts';
 
 export interface ControlPair {
   from: Point;
@@ -36,6 +37,8 @@ export function inBand(band: Band, x: number, y: number): boolean {
 
 export interface Piece {
   pairs: ControlPair[];
+  /** Only cut-out pixels labelled `label` belong to the piece (a sleeve cut from the body along its armhole). */
+  owns?: { labels: PieceLabels; label: number };
   /** Only garment pixels with `from` ≤ x < `to` belong to the piece (a vertical band of the cut-out). */
   split?: Band;
   /**
@@ -43,6 +46,8 @@ export interface Piece {
    * except between the x of `except` (the neck, where a collar rises above it).
    */
   below?: { line: [Point, Point]; except?: [number, number] };
+  /** A sleeve mapped along the arm's bones instead of through a spline (`pairs` then unused). */
+  skeleton?: Skeleton;
 }
 
 export interface Placement {
@@ -64,10 +69,9 @@ const CLOTHED_WAIST = 1.25;
 /** A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders. */
 const LENGTHEN = 1.15;
 /**
- * Pieces cut apart where the garment's cloth is continuous overlap by this share of its width at the cut (the
- * waistband's, the armpits' distance): each piece's spline agrees with its neighbour's only at the pins they share,
- * and between those the two may part by a pixel, which showed as a thin line down a fly or a slit at a shoulder.
- * Trouser legs overlap above the crotch, sleeves reach into the body above the armpits.
+ * Trouser legs cut apart at the crotch overlap above it by this share of the waistband's width: each leg's spline
+ * agrees with the other's only at the pins they share, and between those the two may part by a pixel, which showed
+ * as a thin line down the fly.
  */
 const SEAM = 0.02;
 
@@ -82,6 +86,12 @@ function outward(across: Point, p: Point, shoulder: Point, frame: Frame): 1 | -1
   const fromCentre = dot(sub(shoulder, frame.origin), frame.side);
   return dot(across, frame.side) * fromCentre >= 0 ? 1 : -1;
 }
+
+/**
+ * +1 when `across` points away from `centre` at `p` (a sleeve's outer edge, away from the chest, whether it hangs
+ * down or is held out), else −1.
+ */
+const awayFrom = (across: Point, p: Point, centre: Point): 1 | -1 => (dot(across, sub(p, centre)) >= 0 ? 1 : -1);
 
 /** The ease a garment has around the body at a regular fit, true to size. */
 const EASE = { top: 1.06, outerwear: 1.14, dress: 1.06, bottom: 1.04 } as const;
@@ -228,18 +238,19 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // Sleeves: along the arms, as long (relative to the shoulders) as on the garment.
   const rolled = options.styling.includes('sleeves-rolled');
   const bodyPairs = pairs.length;
-  const sleeveStart: Partial<Record<'left' | 'right', number>> = {};
-  for (const [end, shoulderG, arm, shoulderB, side] of [
-    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, 'left'],
-    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder, 'right'],
-  ] as const) {
-    if (!end) continue;
-    sleeveStart[side] = pairs.length;
-    const armLength = polylineLength(arm);
-    let length = (len(sub(end, shoulderG)) / gf.unit) * U * scale.sleeve;
+  const tubes: (SleeveShape & { outward: 1 | -1; skeleton: Skeleton })[] = [];
+  const onArm = (lengthG: number, arm: readonly Point[]): number => {
+    let length = (lengthG / gf.unit) * U * scale.sleeve;
     if (scale.droppedShoulder) length -= 0.08 * U;
     if (rolled) length = Math.min(length, len(sub(arm[1]!, arm[0]!)) + 0.25 * len(sub(arm[2]!, arm[1]!)));
-    length = Math.min(length, armLength * 1.04);
+    return Math.min(length, polylineLength(arm) * 1.04);
+  };
+  for (const [end, shoulderG, arm, shoulderB, pitG] of [
+    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, g.leftArmpit],
+    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder, g.rightArmpit],
+  ] as const) {
+    if (!end) continue;
+    const length = onArm(len(sub(end, shoulderG)), arm);
     const path = [shoulderB, ...arm.slice(1)];
     const at = alongPolyline(path, length);
     // A flat sleeve is wider than the arm it goes round (half its girth shows): about 0.75 of its flat width, more with ease.
@@ -248,6 +259,27 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     const across = { x: -at.direction.y, y: at.direction.x };
     const dirG = unit(sub(end, shoulderG));
     const acrossG = { x: -dirG.y, y: dirG.x };
+    if (pitG) {
+      // The sleeve on the arm's bones from the shoulder joint, as long as along its axis on the garment.
+      const shape = { shoulder: shoulderG, armpit: pitG, end, half: halfG };
+      const outwardG = awayFrom(acrossG, end, add(gf.origin, gf.down, 0.5 * gf.unit));
+      const axis = sleeveAxis(shape, outwardG);
+      const bone = unit(sub(arm[1]!, arm[0]!));
+      tubes.push({
+        ...shape,
+        outward: outwardG,
+        skeleton: {
+          root: axis.root,
+          end,
+          bones: [...arm],
+          length: onArm(axis.length, arm),
+          girth: half / halfG,
+          half: halfG,
+          outwardG,
+          outwardB: awayFrom({ x: -bone.y, y: bone.x }, arm[0]!, add(bf.origin, bf.down, 0.5 * U)),
+        },
+      });
+    }
     put(end, at.point);
     if (options.essential) continue;
     // Only the outer edge of the opening: the inner edge lies against the body's side, where the armpit already pins it.
@@ -266,35 +298,31 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   const open = cutout.category === 'outerwear' && options.styling.includes('open');
   const polygon = bodyPolygon.length >= 4 ? bodyPolygon : null;
   if (open) return { pieces: openFront(pairs, gf, body), bodyPolygon: polygon };
-  const { leftArmpit: pitL, rightArmpit: pitR } = g;
-  const [left, right] = [sleeveStart.left, sleeveStart.right];
-  if (!g.sleevesHang || !pitL || !pitR || left === undefined || right === undefined) return { pieces: [{ pairs }], bodyPolygon: polygon };
-  // Sleeves hanging against the body in the photo are cut from it along the body's sides (the armpits' x; the
-  // wearer's left sleeve is on the image's right) and each follows its arm on its own spline, pinned at its
-  // shoulder and armpit: one spline would have to tear the garment where sleeve and body touch.
-  const pinned = (p: Point): ControlPair[] => pairs.slice(0, bodyPairs).filter((q) => q.from === p);
-  // A sleeve turned down the arm must not rise above the shoulders' outline (its cap would stand up like a pad).
+  if (tubes.length < 2) return { pieces: [{ pairs }], bodyPolygon: polygon };
+  // Each sleeve is cut from the body along its armhole and drawn along its arm (sleeve.ts); the body keeps its
+  // spline. A sleeve turned down the arm must not rise above the shoulders' outline (its cap would stand up like a
+  // pad), nor the body's own top corners: only the collar may.
+  const labels = sleeveLabels(cutout, tubes, Math.max(g.leftHem?.y ?? Infinity, g.rightHem?.y ?? Infinity));
   const shoulderLine: [Point, Point] = [body.shoulderTop.right, body.shoulderTop.left];
-  // The body's own top corners too, once its sleeves are cut away: only the collar may rise above the shoulders.
   const neckX = (body.shoulderTop.right.x + body.shoulderTop.left.x) / 2;
   const collar: [number, number] = [neckX - NECK_HALF * U, neckX + NECK_HALF * U];
-  const reach = SEAM * len(sub(pitL, pitR));
   return {
     pieces: [
-      { pairs: pairs.slice(0, bodyPairs), split: { from: pitR.x, to: pitL.x }, below: { line: shoulderLine, except: collar } },
-      {
-        pairs: [...pinned(g.leftShoulder), ...pinned(pitL), ...pairs.slice(left, right)],
-        split: { from: pitL.x, to: Infinity, seam: { reach, above: pitL.y } },
-        below: { line: shoulderLine },
-      },
-      {
-        pairs: [...pinned(g.rightShoulder), ...pinned(pitR), ...pairs.slice(right)],
-        split: { from: -Infinity, to: pitR.x, seam: { reach, above: pitR.y } },
-        below: { line: shoulderLine },
-      },
+      { pairs: pairs.slice(0, bodyPairs), owns: { labels, label: BODY }, below: { line: shoulderLine, except: collar } },
+      ...tubes.map((t, k) => ({ pairs: [], owns: { labels, label: 2 << k }, below: { line: shoulderLine }, skeleton: t.skeleton })),
     ],
     bodyPolygon: polygon,
   };
+}
+
+/** Whether a cut-out point belongs to a piece. */
+export function ownedBy(piece: Piece, x: number, y: number): boolean {
+  if (piece.split && !inBand(piece.split, x, y)) return false;
+  if (!piece.owns) return true;
+  const { labels, label } = piece.owns;
+  const ix = Math.min(labels.width - 1, Math.max(0, Math.floor(x)));
+  const iy = Math.min(labels.height - 1, Math.max(0, Math.floor(y)));
+  return (labels.labels[iy * labels.width + ix]! & label) !== 0;
 }
 
 /** An open jacket: each half hangs from its own shoulder and parts from the centre line, more towards the hem. */

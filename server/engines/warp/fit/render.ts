@@ -6,7 +6,8 @@
  * sampled bilinearly with premultiplied alpha, so edges stay anti-aliased.
  */
 import type { GarmentCutout, Point } from '../types.ts';
-import { inBand, type Band, type Piece, type Placement } from './place.ts';
+import { ownedBy, type Piece, type Placement } from './place.ts';
+import { skeletonForward, skeletonInverse } from './sleeve.ts';
 import { fitThinPlateSpline, mappingGrid, type MappingGrid } from './tps.ts';
 
 /** A garment drawn in the person's frame, over the box [x0, x0 + width) × [y0, y0 + height). */
@@ -60,11 +61,13 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
 
   // Where the garment lands: its opaque pixels (sampled every 8) mapped forward, plus a margin.
   const forward = placement.pieces.map((piece) =>
-    fitThinPlateSpline(
-      piece.pairs.map((p) => p.from),
-      piece.pairs.map((p) => p.to),
-      SMOOTHING,
-    ),
+    piece.skeleton
+      ? { map: skeletonForward(piece.skeleton) }
+      : fitThinPlateSpline(
+          piece.pairs.map((p) => p.from),
+          piece.pairs.map((p) => p.to),
+          SMOOTHING,
+        ),
   );
   let minX = Infinity;
   let minY = Infinity;
@@ -102,25 +105,21 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
   if (width === 0 || height === 0) return layer;
 
   for (const piece of placement.pieces) {
-    const inverse = fitThinPlateSpline(
-      piece.pairs.map((p) => p.to),
-      piece.pairs.map((p) => p.from),
-      SMOOTHING,
-    );
+    const inverse = piece.skeleton
+      ? skeletonInverse(piece.skeleton)
+      : fitThinPlateSpline(
+          piece.pairs.map((p) => p.to),
+          piece.pairs.map((p) => p.from),
+          SMOOTHING,
+        );
     const grid = mappingGrid(inverse, x0, y0, width, height, GRID_STEP);
-    drawPiece(layer, cutout, grid, inBody, piece.split, piece.below);
+    drawPiece(layer, cutout, grid, inBody, piece);
   }
   return layer;
 }
 
-function drawPiece(
-  layer: Layer,
-  cutout: GarmentCutout,
-  grid: MappingGrid,
-  inBody: Uint8Array | null,
-  split: Band | undefined,
-  below: Piece['below'],
-): void {
+function drawPiece(layer: Layer, cutout: GarmentCutout, grid: MappingGrid, inBody: Uint8Array | null, piece: Piece): void {
+  const { below } = piece;
   // The line a piece stays below, as y = by + slope · (x − bx) in photo pixels.
   const line = below?.line;
   const slope = line ? (line[1].y - line[0].y) / (line[1].x - line[0].x || 1) : 0;
@@ -144,7 +143,7 @@ function drawPiece(
       if (line && (px < freeFrom || px > freeTo) && layer.y0 + y < line[0].y + slope * (px - line[0].x)) continue;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
-      if (split && !inBand(split, sx, sy)) continue;
+      if (!ownedBy(piece, sx, sy)) continue;
       // Bilinear sample at the garment position (pixel centres at +0.5), premultiplied.
       const fx = sx - 0.5;
       const fy = sy - 0.5;
@@ -196,6 +195,8 @@ export function folds(cutout: GarmentCutout, placement: Placement): boolean {
   const g = cutout.image;
   const step = 16;
   for (const piece of placement.pieces) {
+    // A sleeve on the arm's bones cannot fold: each photo point has one place along and across it.
+    if (piece.skeleton) continue;
     const spline = fitThinPlateSpline(
       piece.pairs.map((p) => p.from),
       piece.pairs.map((p) => p.to),
@@ -206,7 +207,7 @@ export function folds(cutout: GarmentCutout, placement: Placement): boolean {
       for (let x = 0; x + step < g.width; x += step) {
         const centre = ((y + step / 2) * g.width + x + step / 2) * 4 + 3;
         if (g.data[centre]! < 128) continue;
-        if (piece.split && (x + step / 2 < piece.split.from || x + step / 2 >= piece.split.to)) continue;
+        if ((piece.split || piece.owns) && !ownedBy(piece, x + step / 2, y + step / 2)) continue;
         const p00 = spline.map(x, y);
         const p10 = spline.map(x + step, y);
         const p01 = spline.map(x, y + step);

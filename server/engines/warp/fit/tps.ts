@@ -122,7 +122,7 @@ export interface MappingGrid {
 }
 
 export function mappingGrid(
-  spline: ThinPlateSpline,
+  spline: Pick<ThinPlateSpline, 'map'>,
   originX: number,
   originY: number,
   width: number,
