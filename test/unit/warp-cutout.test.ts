@@ -35,6 +35,29 @@ import { REGION, type RawImage } from '../../server/vision/types.ts';
 const SATIN_DRESS = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', 'kolors_cloth_10_dress.png');
 /** A flat Hawaiian shirt whose sunset print the pose model reads as a person (the wide set). */
 const PRINTED_SHIRT = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', 'fitdit_garment_0012.jpg');
+/** On-model product photos of the wide set: a check maxi skirt under a cardigan, framed to the feet; a cardigan. */
+const ONMODEL_SKIRT = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  'shared',
+  'fixtures',
+  'wide',
+  'garments',
+  'fitdit_model_8_onmodel_skirt.png',
+);
+const ONMODEL_CARDIGAN = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  '..',
+  'shared',
+  'fixtures',
+  'wide',
+  'garments',
+  'fitdit_model_0083_onmodel_cardigan.jpg',
+);
 const MODEL_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'people', 'viton_00034_00.jpg');
 const W = 600;
 const H = 800;
@@ -428,6 +451,27 @@ describe('cutting out through the engine’s entry point', () => {
           `asked for ${category}`,
         );
       }
+    },
+  );
+
+  test(
+    'an on-model photo asked for with auto shows what it is framed on: the skirt below the hips, the cardigan above',
+    { skip: existsSync(ONMODEL_SKIRT) && existsSync(ONMODEL_CARDIGAN) ? false : 'no ../shared/fixtures/wide' },
+    async () => {
+      // Framed from the chin to the feet, the model's hips above the photo's middle: the skirt is for sale, not the
+      // cardigan over it.
+      const skirt = await cutOutGarment(await readRawImage(ONMODEL_SKIRT), { category: 'auto', analyzer });
+      assert.equal(skirt.photo, 'worn');
+      assert.equal(skirt.category, 'bottom');
+      // Framed from the chin to the knees, the hips below the middle: the cardigan.
+      const cardigan = await cutOutGarment(await readRawImage(ONMODEL_CARDIGAN), { category: 'auto', analyzer });
+      assert.notEqual(cardigan.category, 'bottom');
+      // The satin slip dress is framed on the legs too, its dark bodice and skin neither one colour with the skirt
+      // nor clearly another: staff are asked for the category.
+      await assert.rejects(
+        cutOutGarment(await readRawImage(SATIN_DRESS), { category: 'auto', analyzer }),
+        (error: unknown) => error instanceof EngineError && /choose its category/.test(error.message),
+      );
     },
   );
 

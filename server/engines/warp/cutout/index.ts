@@ -35,6 +35,12 @@ export interface CutOutOptions {
 const NECK_RISE = 0.3;
 /** A worn garment's matte less solid than this (solidity) is shreds, not a garment. */
 const MIN_SOLIDITY = 0.8;
+/**
+ * On an on-model photo framed on the legs, the torso's and the thighs' clothing this close (RGB distance of their
+ * means) are one garment, a dress; this far apart, a top over the bottoms for sale. Between, it is not clear.
+ */
+const ONE_GARMENT = 40;
+const TWO_GARMENTS = 120;
 /** solidity's closing radius, as a share of the garment's longer side. */
 const CLOSING_RADIUS = 0.02;
 /** Pixels kept around the garment when cropping. */
@@ -62,7 +68,7 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
   // A model counts when their shoulders and hips are clearly in the photo and their face is skin, or cut off by the
   // top of the frame (a garment's print or a mannequin can look like a pose to the detector, but has no skin face).
   if (model && isModel(image, model)) {
-    const category = options.category === 'auto' ? 'top' : options.category;
+    const category = options.category === 'auto' ? framedOn(image, model) : options.category;
     return withFront(wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request'));
   }
   return withoutInsideBack(
@@ -89,6 +95,29 @@ function withoutInsideBack(cutout: GarmentCutout): GarmentCutout {
 function withFront(cutout: GarmentCutout): GarmentCutout {
   if (cutout.categorySource !== 'silhouette' || cutout.category !== 'top' || !looksLikeOuterwear(cutout)) return cutout;
   return { ...cutout, category: 'outerwear' };
+}
+
+/**
+ * What an on-model product photo asked for with `auto` shows, from how it is framed: a product photo is framed on its
+ * product. One whose middle lies below the model's hips, with the knees in it, is framed on the legs and shows the
+ * bottoms, or a dress where the torso and the thighs wear one colour; any other shows a top. Where the colours are
+ * neither alike nor clearly apart (a dark dress whose neckline shows skin), staff are asked for the category.
+ */
+function framedOn(image: RawImage, model: PersonAnalysis): WarpCategory {
+  const lm = model.landmarks;
+  const hipY = (lm[POSE.leftHip]!.y + lm[POSE.rightHip]!.y) / 2;
+  const knees = [POSE.leftKnee, POSE.rightKnee].every((k) => lm[k]!.visibility > 0.5 && lm[k]!.y < image.height);
+  if (hipY >= 0.5 * image.height || !knees) return 'top';
+  const skin = skinModel(image, model);
+  const torso = clothingColour(image, model, new Set([REGION.torso]), skin);
+  const thighs = clothingColour(image, model, new Set([REGION.leftUpperLeg, REGION.rightUpperLeg]), skin);
+  const apart = torso && thighs ? Math.hypot(torso[0] - thighs[0], torso[1] - thighs[1], torso[2] - thighs[2]) : Infinity;
+  if (apart <= ONE_GARMENT) return 'dress';
+  if (apart >= TWO_GARMENTS) return 'bottom';
+  throw new EngineError(
+    'garment_not_detected',
+    'the garment photo shows a model in a whole outfit and it is not clear which garment is for sale; choose its category',
+  );
 }
 
 function isModel(image: RawImage, model: PersonAnalysis): boolean {
