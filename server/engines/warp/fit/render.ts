@@ -59,39 +59,38 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
   const gh = g.height;
   const inBody = placement.bodyPolygon ? polygonMask(placement.bodyPolygon, gw, gh) : null;
 
-  // Where the garment lands: its opaque pixels (sampled every 8) mapped forward, plus a margin.
-  const forward = placement.pieces.map((piece) =>
-    piece.skeleton
+  // Where each piece lands: its opaque pixels (sampled every 8) mapped forward, plus a margin; the layer spans them.
+  const boxes = placement.pieces.map((piece) => {
+    const forward = piece.skeleton
       ? { map: skeletonForward(piece.skeleton) }
       : fitThinPlateSpline(
           piece.pairs.map((p) => p.from),
           piece.pairs.map((p) => p.to),
           SMOOTHING,
-        ),
-  );
-  let minX = Infinity;
-  let minY = Infinity;
-  let maxX = -Infinity;
-  let maxY = -Infinity;
-  for (let y = 0; y < gh; y += 8) {
-    for (let x = 0; x < gw; x += 8) {
-      if (g.data[(y * gw + x) * 4 + 3]! < 8) continue;
-      for (const spline of forward) {
-        const p = spline.map(x, y);
-        minX = Math.min(minX, p.x);
-        minY = Math.min(minY, p.y);
-        maxX = Math.max(maxX, p.x);
-        maxY = Math.max(maxY, p.y);
+        );
+    const box = { minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
+    for (let y = 0; y < gh; y += 8) {
+      for (let x = 0; x < gw; x += 8) {
+        if (g.data[(y * gw + x) * 4 + 3]! < 8 || !ownedBy(piece, x, y)) continue;
+        const p = forward.map(x, y);
+        box.minX = Math.min(box.minX, p.x);
+        box.minY = Math.min(box.minY, p.y);
+        box.maxX = Math.max(box.maxX, p.x);
+        box.maxY = Math.max(box.maxY, p.y);
       }
     }
-  }
-  const margin = 24;
-  const x0 = Math.max(0, Math.floor(minX - margin));
-  const y0 = Math.max(0, Math.floor(minY - margin));
-  const x1 = Math.min(photoWidth, Math.ceil(maxX + margin));
-  const y1 = Math.min(photoHeight, Math.ceil(maxY + margin));
-  const width = Math.max(0, x1 - x0);
-  const height = Math.max(0, y1 - y0);
+    const margin = 24;
+    return {
+      x0: Math.max(0, Math.floor(box.minX - margin)),
+      y0: Math.max(0, Math.floor(box.minY - margin)),
+      x1: Math.min(photoWidth, Math.ceil(box.maxX + margin)),
+      y1: Math.min(photoHeight, Math.ceil(box.maxY + margin)),
+    };
+  });
+  const x0 = Math.min(...boxes.map((b) => b.x0));
+  const y0 = Math.min(...boxes.map((b) => b.y0));
+  const width = Math.max(0, Math.max(...boxes.map((b) => b.x1)) - x0);
+  const height = Math.max(0, Math.max(...boxes.map((b) => b.y1)) - y0);
   const layer: Layer = {
     x0,
     y0,
@@ -104,7 +103,9 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
   };
   if (width === 0 || height === 0) return layer;
 
-  for (const piece of placement.pieces) {
+  placement.pieces.forEach((piece, k) => {
+    const box = boxes[k]!;
+    if (box.x1 <= box.x0 || box.y1 <= box.y0) return;
     const inverse = piece.skeleton
       ? skeletonInverse(piece.skeleton)
       : fitThinPlateSpline(
@@ -112,35 +113,42 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
           piece.pairs.map((p) => p.from),
           SMOOTHING,
         );
-    const grid = mappingGrid(inverse, x0, y0, width, height, GRID_STEP);
-    drawPiece(layer, cutout, grid, inBody, piece);
-  }
+    const grid = mappingGrid(inverse, box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0, GRID_STEP);
+    drawPiece(layer, cutout, grid, box, inBody, piece);
+  });
   return layer;
 }
 
-function drawPiece(layer: Layer, cutout: GarmentCutout, grid: MappingGrid, inBody: Uint8Array | null, piece: Piece): void {
+/** Draws a piece over its box (photo pixels) of the layer, through its grid over that box. */
+function drawPiece(
+  layer: Layer,
+  cutout: GarmentCutout,
+  grid: MappingGrid,
+  box: { x0: number; y0: number; x1: number; y1: number },
+  inBody: Uint8Array | null,
+  piece: Piece,
+): void {
   const { below } = piece;
   // The line a piece stays below, as y = by + slope · (x − bx) in photo pixels.
   const line = below?.line;
   const slope = line ? (line[1].y - line[0].y) / (line[1].x - line[0].x || 1) : 0;
   const [freeFrom, freeTo] = below?.except ?? [Infinity, -Infinity];
   const { data, width: gw, height: gh } = cutout.image;
-  const { width, height, rgb, alpha, sleeve } = layer;
+  const { width, rgb, alpha, sleeve } = layer;
   const { step, columns } = grid;
-  for (let y = 0; y < height; y++) {
-    const gy = y / step;
+  for (let py = box.y0; py < box.y1; py++) {
+    const gy = (py - box.y0) / step;
     const r = Math.floor(gy);
     const ty = gy - r;
-    for (let x = 0; x < width; x++) {
-      const gx = x / step;
+    for (let px = box.x0; px < box.x1; px++) {
+      const gx = (px - box.x0) / step;
       const c = Math.floor(gx);
       const tx = gx - c;
       const i00 = r * columns + c;
       const i10 = i00 + 1;
       const i01 = i00 + columns;
       const i11 = i01 + 1;
-      const px = layer.x0 + x;
-      if (line && (px < freeFrom || px > freeTo) && layer.y0 + y < line[0].y + slope * (px - line[0].x)) continue;
+      if (line && (px < freeFrom || px > freeTo) && py < line[0].y + slope * (px - line[0].x)) continue;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
       if (!ownedBy(piece, sx, sy)) continue;
@@ -157,11 +165,11 @@ function drawPiece(layer: Layer, cutout: GarmentCutout, grid: MappingGrid, inBod
       let cg = 0;
       let cb = 0;
       for (let k = 0; k < 4; k++) {
-        const px = ix + (k & 1);
-        const py = iy + (k >> 1);
-        if (px < 0 || py < 0 || px >= gw || py >= gh) continue;
+        const qx = ix + (k & 1);
+        const qy = iy + (k >> 1);
+        if (qx < 0 || qy < 0 || qx >= gw || qy >= gh) continue;
         const w = (k & 1 ? ax : 1 - ax) * (k >> 1 ? ay : 1 - ay);
-        const j = (py * gw + px) * 4;
+        const j = (qy * gw + qx) * 4;
         const wa = (w * data[j + 3]!) / 255;
         a += wa;
         cr += wa * data[j]!;
@@ -169,7 +177,7 @@ function drawPiece(layer: Layer, cutout: GarmentCutout, grid: MappingGrid, inBod
         cb += wa * data[j + 2]!;
       }
       if (a <= 1e-4) continue;
-      const o = y * width + x;
+      const o = (py - layer.y0) * width + (px - layer.x0);
       // Pieces do not overlap; where they touch, the more opaque one wins.
       if (a <= alpha[o]!) continue;
       alpha[o] = a;

@@ -150,7 +150,10 @@ export function sleeveLabels(cutout: GarmentCutout, sleeves: readonly (SleeveSha
   const { width, height, data } = cutout.image;
   const labels = new Uint8Array(width * height);
   for (let i = 0; i < labels.length; i++) if (data[i * 4 + 3] !== 0) labels[i] = BODY;
+  // Each sleeve lies on its own side of the line between the shoulders' middle: only that side is looked at.
+  const centre = sleeves.reduce((sum, t) => sum + t.shoulder.x, 0) / Math.max(1, sleeves.length);
   sleeves.forEach((t, k) => {
+    const [fromX, toX] = sleeves.length < 2 ? [0, width] : t.end.x > centre ? [Math.floor(centre), width] : [0, Math.ceil(centre)];
     const bit = 2 << k;
     const line = sub(t.armpit, t.shoulder);
     const cross = (px: number, py: number): number => line.x * (py - t.shoulder.y) - line.y * (px - t.shoulder.x);
@@ -165,7 +168,7 @@ export function sleeveLabels(cutout: GarmentCutout, sleeves: readonly (SleeveSha
     const beyond = (2 * t.half) / Math.min(toEndLength, axis.length);
     const cuffBottom = t.end.y + 2 * t.half;
     for (let y = 0; y < height; y++) {
-      for (let x = 0; x < width; x++) {
+      for (let x = Math.max(0, fromX); x < Math.min(width, toX); x++) {
         const i = y * width + x;
         if (labels[i] === 0) continue;
         const px = x + 0.5;
