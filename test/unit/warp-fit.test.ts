@@ -283,6 +283,12 @@ describe('placing a top on a body', () => {
     assert.ok(alphaAt(272, 260) > 0.5, 'the forearm is covered');
     assert.ok(alphaAt(296, 290) < 0.5, 'nothing hangs straight down from the elbow');
     assert.ok(alphaAt(335, 232) < 0.5, 'nothing stands out past the elbow');
+    // The sleeve's inner part lay over the body in the photo; on the arm it is sleeve all the same (bare skin in front
+    // of a garment's body would show through it as holes).
+    const sleeves = renderGarment(longSleeved, { ...placement, pieces: placement.pieces.filter((p) => p.skeleton) }, W, H);
+    let body = 0;
+    for (let i = 0; i < sleeves.alpha.length; i++) if (sleeves.alpha[i]! > 0.5 && sleeves.sleeve[i] === 0) body++;
+    assert.equal(body, 0, `${body} sleeve pixels drawn as the garment's body`);
   });
 
   test('a hem a little above where the old top ends is drawn down to it; one far above it, or a jacket’s, is not', () => {

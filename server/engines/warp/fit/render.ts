@@ -186,7 +186,8 @@ function drawPiece(
       rgb[o * 3 + 2] = cb / a;
       const nx = Math.min(gw - 1, Math.max(0, Math.round(fx)));
       const ny = Math.min(gh - 1, Math.max(0, Math.round(fy)));
-      sleeve[o] = inBody && inBody[ny * gw + nx] === 0 ? 1 : 0;
+      // A sleeve drawn along its arm is sleeve throughout, the part of it that lay over the body in the photo too.
+      sleeve[o] = piece.skeleton || (inBody && inBody[ny * gw + nx] === 0) ? 1 : 0;
       if (layer.insideBack) layer.insideBack[o] = cutout.insideBack![ny * gw + nx]!;
     }
   }
