@@ -41,8 +41,11 @@ export interface Skeleton {
   outwardG: 1 | -1;
 }
 
-/** Round a bent elbow the sleeve reaches this many of its half-widths (at its end) from the joint. */
-const FAN = 1.25;
+/**
+ * Round a bent elbow the sleeve reaches this many of its half-widths (at its end) from the joint: a sleeve is often
+ * wider at the elbow than at its cuff, and 1.25 left a notch of backdrop there (#72).
+ */
+const FAN = 1.6;
 /** A cut-out point no garment is at. */
 const NOWHERE: Point = { x: -1e6, y: -1e6 };
 
