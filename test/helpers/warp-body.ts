@@ -143,6 +143,37 @@ export function syntheticTee(): GarmentCutout {
   };
 }
 
+/**
+ * A flat top laid with its sleeves down, 200×240 cut-out: a body between x `from` and `to`, and sleeves `sleeve`
+ * pixels wide hanging against its sides down to y 200, its armpits (hidden by the sleeves) at `armpitY`.
+ */
+export function hangingSleeveTop(from: number, to: number, sleeve: number, armpitY: number): GarmentCutout {
+  const tee = syntheticTee();
+  const [gw, gh] = [200, 240];
+  const data = new Uint8Array(gw * gh * 4);
+  for (let y = 20; y < 230; y++)
+    for (let x = 0; x < gw; x++)
+      if ((x >= from && x < to) || (y < 200 && ((x >= to && x < to + sleeve) || (x >= from - sleeve && x < from))))
+        data.set([230, 40, 40, 255], (y * gw + x) * 4);
+  return {
+    ...tee,
+    image: { data, width: gw, height: gh, channels: 4 },
+    landmarks: {
+      ...tee.landmarks,
+      leftShoulder: { x: to, y: 22 },
+      rightShoulder: { x: from, y: 22 },
+      leftArmpit: { x: to, y: armpitY },
+      rightArmpit: { x: from, y: armpitY },
+      leftSleeveEnd: { x: to + sleeve / 2, y: 199 },
+      rightSleeveEnd: { x: from - sleeve / 2, y: 199 },
+      sleeveHalfWidth: sleeve / 2,
+      sleevesHang: true,
+      leftHem: { x: to, y: 229 },
+      rightHem: { x: from, y: 229 },
+    },
+  };
+}
+
 /** A drawn layer: an opaque (or `alpha`) grey rectangle in photo pixels, all of it the garment's body (or sleeve). */
 export function greyLayer(
   x0: number,

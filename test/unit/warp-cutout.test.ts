@@ -31,33 +31,15 @@ import type { Point } from '../../server/engines/warp/types.ts';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
 import { REGION, type RawImage } from '../../server/vision/types.ts';
 
-/** An on-model product photo of a black satin slip dress (the wide set). */
-const SATIN_DRESS = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', 'kolors_cloth_10_dress.png');
-/** A flat Hawaiian shirt whose sunset print the pose model reads as a person (the wide set). */
-const PRINTED_SHIRT = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', 'fitdit_garment_0012.jpg');
-/** On-model product photos of the wide set: a check maxi skirt under a cardigan, framed to the feet; a cardigan. */
-const ONMODEL_SKIRT = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'shared',
-  'fixtures',
-  'wide',
-  'garments',
-  'fitdit_model_8_onmodel_skirt.png',
-);
-const ONMODEL_CARDIGAN = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  '..',
-  'shared',
-  'fixtures',
-  'wide',
-  'garments',
-  'fitdit_model_0083_onmodel_cardigan.jpg',
-);
+/** A photo of the wide set's garments, read in place. */
+const wideGarment = (name: string): string => join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide', 'garments', name);
+/** An on-model product photo of a black satin slip dress. */
+const SATIN_DRESS = wideGarment('kolors_cloth_10_dress.png');
+/** A flat Hawaiian shirt whose sunset print the pose model reads as a person. */
+const PRINTED_SHIRT = wideGarment('fitdit_garment_0012.jpg');
+/** On-model product photos: a check maxi skirt under a cardigan, framed to the feet; a cardigan. */
+const ONMODEL_SKIRT = wideGarment('fitdit_model_8_onmodel_skirt.png');
+const ONMODEL_CARDIGAN = wideGarment('fitdit_model_0083_onmodel_cardigan.jpg');
 const MODEL_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'people', 'viton_00034_00.jpg');
 const W = 600;
 const H = 800;

@@ -24,7 +24,7 @@ import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { POSE, REGION } from '../../server/vision/types.ts';
-import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+import { H, OLD_TOP, SKIN, W, WALL, greyLayer, hangingSleeveTop, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
 const close = (a: number, b: number, eps: number, what = ''): void => assert.ok(Math.abs(a - b) <= eps, `${what} ${a} vs ${b} (±${eps})`);
@@ -200,33 +200,8 @@ describe('placing a top on a body', () => {
     // The wearer's left arm held close to the body: that sleeve's spline bends away from the body's along the cut.
     armsIn.landmarks[POSE.leftElbow] = { ...armsIn.landmarks[POSE.leftElbow]!, x: 240 };
     armsIn.landmarks[POSE.leftWrist] = { ...armsIn.landmarks[POSE.leftWrist]!, x: 230 };
-    // A 200×240 top whose sleeves hang beside its body (x 4..40 and 160..196) down to y 200.
-    const [gw, gh] = [200, 240];
-    const data = new Uint8Array(gw * gh * 4);
-    for (let y = 20; y < 230; y++) {
-      for (let x = 0; x < gw; x++) {
-        if ((x >= 40 && x < 160) || (y < 200 && ((x >= 160 && x < 196) || (x >= 4 && x < 40))))
-          data.set([230, 40, 40, 255], (y * gw + x) * 4);
-      }
-    }
-    const hanging: GarmentCutout = {
-      ...syntheticTee(),
-      image: { data, width: gw, height: gh, channels: 4 },
-      landmarks: {
-        ...syntheticTee().landmarks,
-        // Shoulders, armpits and hems at the body's sides; the sleeves' ends at their bottoms.
-        leftShoulder: { x: 160, y: 22 },
-        rightShoulder: { x: 40, y: 22 },
-        leftArmpit: { x: 160, y: 70 },
-        rightArmpit: { x: 40, y: 70 },
-        leftSleeveEnd: { x: 178, y: 199 },
-        rightSleeveEnd: { x: 22, y: 199 },
-        sleeveHalfWidth: 18,
-        sleevesHang: true,
-        leftHem: { x: 160, y: 229 },
-        rightHem: { x: 40, y: 229 },
-      },
-    };
+    // A top whose sleeves hang beside its body (x 4..40 and 160..196) down to y 200.
+    const hanging = hangingSleeveTop(40, 160, 36, 70);
     const placement = placeGarment(hanging, bodyFrame(armsIn), { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
     assert.equal(placement.pieces.length, 3);
     const layer = renderGarment(hanging, placement, W, H);
@@ -249,28 +224,8 @@ describe('placing a top on a body', () => {
     // The wearer's left elbow held out, the hand back on the hip.
     akimbo.landmarks[POSE.leftElbow] = { ...akimbo.landmarks[POSE.leftElbow]!, x: 300, y: 230 };
     akimbo.landmarks[POSE.leftWrist] = { ...akimbo.landmarks[POSE.leftWrist]!, x: 245, y: 290 };
-    // A 200×240 top whose long sleeves hang beside its body (x 10..50 and 150..190) down to y 200.
-    const [gw, gh] = [200, 240];
-    const data = new Uint8Array(gw * gh * 4);
-    for (let y = 20; y < 230; y++)
-      for (let x = 0; x < gw; x++)
-        if ((x >= 50 && x < 150) || (y < 200 && ((x >= 150 && x < 190) || (x >= 10 && x < 50))))
-          data.set([40, 90, 200, 255], (y * gw + x) * 4);
-    const longSleeved: GarmentCutout = {
-      ...syntheticTee(),
-      image: { data, width: gw, height: gh, channels: 4 },
-      landmarks: {
-        ...syntheticTee().landmarks,
-        leftShoulder: { x: 150, y: 22 },
-        rightShoulder: { x: 50, y: 22 },
-        leftArmpit: { x: 150, y: 80 },
-        rightArmpit: { x: 50, y: 80 },
-        leftSleeveEnd: { x: 170, y: 199 },
-        rightSleeveEnd: { x: 30, y: 199 },
-        sleeveHalfWidth: 20,
-        sleevesHang: true,
-      },
-    };
+    // A top whose long sleeves hang beside its body (x 10..50 and 150..190) down to y 200.
+    const longSleeved = hangingSleeveTop(50, 150, 40, 80);
     const placement = placeGarment(longSleeved, bodyFrame(akimbo), {
       scale: garmentScale('M', 'M', 'regular'),
       styling: [],
