@@ -178,7 +178,8 @@ describe('placing a top on a body', () => {
     const closed = placeGarment(jacket, body, { scale: garmentScale('M', 'M', 'regular'), styling: ['closed'], tucked: false });
     const open = placeGarment(jacket, body, { scale: garmentScale('M', 'M', 'regular'), styling: ['open'], tucked: false });
     assert.equal(closed.pieces.filter((p) => !p.skeleton).length, 1, 'closed, one body with its sleeves cut away');
-    assert.equal(open.pieces.length, 2);
+    assert.equal(open.pieces.filter((p) => !p.skeleton).length, 2, 'open, two halves with their sleeves cut away');
+    assert.equal(open.pieces.filter((p) => p.skeleton).length, 2, 'each sleeve along its arm');
     const [wearerLeft, wearerRight] = open.pieces;
     // The wearer's left half is the image's right of the centre line, and the other way round.
     assert.deepEqual(wearerLeft!.split, { from: 100, to: Infinity });

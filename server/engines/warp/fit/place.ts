@@ -297,18 +297,18 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   );
   const open = cutout.category === 'outerwear' && options.styling.includes('open');
   const polygon = bodyPolygon.length >= 4 ? bodyPolygon : null;
-  if (open) return { pieces: openFront(pairs, gf, body), bodyPolygon: polygon };
-  if (tubes.length < 2) return { pieces: [{ pairs }], bodyPolygon: polygon };
+  if (tubes.length < 2) return { pieces: open ? openFront(pairs, gf, body) : [{ pairs }], bodyPolygon: polygon };
   // Each sleeve is cut from the body along its armhole and drawn along its arm (sleeve.ts); the body keeps its
-  // spline. A sleeve turned down the arm must not rise above the shoulders' outline (its cap would stand up like a
-  // pad), nor the body's own top corners: only the collar may.
+  // spline (an open jacket's, one for each half). A sleeve turned down the arm must not rise above the shoulders'
+  // outline (its cap would stand up like a pad), nor the body's own top corners: only the collar may.
   const labels = sleeveLabels(cutout, tubes, Math.max(g.leftHem?.y ?? Infinity, g.rightHem?.y ?? Infinity));
   const shoulderLine: [Point, Point] = [body.shoulderTop.right, body.shoulderTop.left];
   const neckX = (body.shoulderTop.right.x + body.shoulderTop.left.x) / 2;
   const collar: [number, number] = [neckX - NECK_HALF * U, neckX + NECK_HALF * U];
+  const bodyPieces = open ? openFront(pairs.slice(0, bodyPairs), gf, body) : [{ pairs: pairs.slice(0, bodyPairs) }];
   return {
     pieces: [
-      { pairs: pairs.slice(0, bodyPairs), owns: { labels, label: BODY }, below: { line: shoulderLine, except: collar } },
+      ...bodyPieces.map((piece) => ({ ...piece, owns: { labels, label: BODY }, below: { line: shoulderLine, except: collar } })),
       ...tubes.map((t, k) => ({ pairs: [], owns: { labels, label: 2 << k }, below: { line: shoulderLine }, skeleton: t.skeleton })),
     ],
     bodyPolygon: polygon,
