@@ -26,7 +26,7 @@ export interface SleeveShape {
 }
 
 export interface Skeleton {
-  /** The sleeve's axis in the cut-out: its armhole's middle and its end. */
+  /** The sleeve's axis in the cut-out (sleeveAxis): its middle at the shoulder seam, and its end. */
   root: Point;
   end: Point;
   /** The arm's bones in the photo, from the shoulder joint; the sleeve covers `length` pixels of them. */
@@ -83,7 +83,7 @@ export function skeletonInverse(s: Skeleton): { map(x: number, y: number): Point
     offsets.push(total);
     total += seg.length;
   }
-  // Round the outside of a bent elbow the sleeve is a fan about the joint, no wider than the sleeve itself.
+  // Round the outside of a bent elbow the sleeve is a fan about the joint, FAN half-widths of its end wide.
   const fan = FAN * s.half * s.girth;
   const plain = (x: number, y: number): Point => {
     let best = Infinity;
