@@ -37,7 +37,7 @@ export function inBand(band: Band, x: number, y: number): boolean {
 
 export interface Piece {
   pairs: ControlPair[];
-  /** Only cut-out pixels labelled `label` belong to the piece (a sleeve cut from the body along its armhole). */
+  /** Only cut-out pixels whose label has a bit of `label` belong to the piece (sleeve.ts: the body, or one sleeve). */
   owns?: { labels: PieceLabels; label: number };
   /** Only garment pixels with `from` ≤ x < `to` belong to the piece (a vertical band of the cut-out). */
   split?: Band;
