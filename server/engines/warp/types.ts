@@ -35,8 +35,8 @@ export interface GarmentLandmarks {
   /** Half the width of each sleeve's opening, in pixels. */
   sleeveHalfWidth?: number;
   /**
-   * The sleeves hang down against the body in the photo (a jumper or jacket laid flat): the garment is then cut
-   * along the body's sides (the armpits' x) into a body and two sleeves, each fitted on its own.
+   * The sleeves hang down against the body in the photo (a jumper or jacket laid flat): their inner parts lie over
+   * the body, and their armpits are hidden (silhouette.ts, sleeve.ts).
    */
   sleevesHang?: boolean;
   /** Narrowest point of the sides between armpit and hem (dresses; tops when shaped). */

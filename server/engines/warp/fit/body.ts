@@ -110,7 +110,7 @@ export function bodyFrame(person: PersonAnalysis): BodyFrame {
   };
 }
 
-/** The point `distance` pixels along a polyline from its first point; past the end it continues straight on. */
+/** The point `distance` pixels along a polyline from its first point; past either end it continues straight on. */
 export function alongPolyline(points: readonly Point[], distance: number): { point: Point; direction: Point } {
   let remaining = distance;
   for (let i = 0; i + 1 < points.length; i++) {

@@ -17,14 +17,13 @@ export interface ControlPair {
   to: Point;
 }
 
-/** One piece of a garment drawn with its own spline (an open jacket is two). */
 /** A vertical band of the cut-out, in its pixels. */
 export interface Band {
   from: number;
   to: number;
   /**
-   * Above the garment's row `above`, the band reaches `reach` further on both sides: a sleeve cut from the body
-   * there overlaps it a little, or the two splines, which agree only at their shared pins, part along the cut.
+   * Above the garment's row `above`, the band reaches `reach` further on both sides: two splines (a trouser's legs),
+   * which agree only at their shared pins, part along the cut.
    */
   seam?: { reach: number; above: number };
 }

@@ -1,9 +1,10 @@
 /**
  * Draws a cut-out garment onto the person's frame through its placement:
- * for every pixel of the person's photo near the garment, the inverse
- * thin-plate spline (body → garment, evaluated on a 4-pixel grid and
- * interpolated) says which garment pixel lands there; colour and alpha are
- * sampled bilinearly with premultiplied alpha, so edges stay anti-aliased.
+ * for every pixel of the person's photo near a piece, the piece's inverse
+ * map (body → garment: a thin-plate spline, or a sleeve's map along the
+ * arm's bones, sleeve.ts; evaluated on a 4-pixel grid and interpolated)
+ * says which garment pixel lands there; colour and alpha are sampled
+ * bilinearly with premultiplied alpha, so edges stay anti-aliased.
  */
 import type { GarmentCutout, Point } from '../types.ts';
 import { ownedBy, type Piece, type Placement } from './place.ts';
@@ -226,8 +227,7 @@ export function folds(cutout: GarmentCutout, placement: Placement): boolean {
     if (areas.length === 0) continue;
     const typical = [...areas].sort((a, b) => a - b)[areas.length >> 1]!;
     // The typical cell itself must be positive: a piece turned over as a whole agrees with itself everywhere and is
-    // still drawn mirrored (a hanging sleeve pinned at its shoulder, at an armpit that lands below the elbow, and at
-    // its end: three points, an affine map, here a mirror).
+    // still drawn mirrored (a piece pinned at three points is an affine map, which may be a mirror).
     if (typical <= 0 || areas.some((a) => a / typical <= 0 || a / typical > STRETCH || a / typical < 1 / STRETCH)) return true;
   }
   return false;

@@ -7,7 +7,7 @@
  * the joint. The sleeve's cap, above the axis, stays with the garment's body, whose spline holds the shoulder seam.
  */
 import type { GarmentCutout, Point } from '../types.ts';
-import { add, dot, len, mid, sub, unit } from './body.ts';
+import { add, alongPolyline, dot, len, mid, sub, unit } from './body.ts';
 
 /** Which piece each cut-out pixel belongs to: a label per pixel, row by row. */
 export interface PieceLabels {
@@ -61,7 +61,7 @@ export function skeletonForward(s: Skeleton): (x: number, y: number) => Point {
     const d = sub({ x, y }, s.root);
     const u = dot(d, along) / axisLength;
     const v = dot(d, across);
-    const { point, direction } = onBones(s.bones, u * s.length);
+    const { point, direction } = alongPolyline(s.bones, u * s.length);
     return add(point, normal(direction, s.outwardB), v * s.girth);
   };
 }
@@ -111,19 +111,6 @@ export function skeletonInverse(s: Skeleton): { map(x: number, y: number): Point
     return add(add(s.root, along, u * axisLength), across, side / s.girth);
   };
   return { map: plain };
-}
-
-/** The point `distance` along the bones, straight on past either end. */
-function onBones(bones: readonly Point[], distance: number): { point: Point; direction: Point } {
-  let remaining = distance;
-  for (let i = 0; i + 1 < bones.length; i++) {
-    const a = bones[i]!;
-    const direction = unit(sub(bones[i + 1]!, a));
-    const l = len(sub(bones[i + 1]!, a));
-    if (remaining <= l || i + 2 === bones.length || remaining < 0) return { point: add(a, direction, remaining), direction };
-    remaining -= l;
-  }
-  return { point: bones[0]!, direction: { x: 0, y: 1 } };
 }
 
 /**
