@@ -282,6 +282,16 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
     near1(hem.left, 200, 6, 'hem left');
     near1(hem.right, 400, 6, 'hem right');
   });
+
+  test('a tee whose hem curves up at the sides has its hem ends at its sides, on the hem’s lowest wide row', async () => {
+    // The drawn T-shirt, its hem rounded: straight sides at 200 and 400 down to y 590, the hem bowing down to y 650.
+    const ROUNDED = TEE.replace('L400 650 L200 650', 'L400 590 Q300 710 200 590');
+    const s = readSilhouette(garmentMatte(await drawn(ROUNDED, 'white'))!.alpha);
+    const hem = hemOf(s, upperBody(s));
+    assert.ok(hem.y > 610, `the hem is the lowest row spanning most of the body (y ${hem.y})`);
+    near1(hem.left, 200, 8, 'hem left');
+    near1(hem.right, 400, 8, 'hem right');
+  });
 });
 
 describe('a pinafore’s landmarks', () => {

@@ -61,6 +61,10 @@ const SKIRT_WIDENING = 1.1;
 const SKIRT_LENGTH = 1.5;
 /** A skirt's hem corners are on its widest row within this share of its height from the bottom. */
 const SKIRT_HEM = 0.1;
+/** A top's hem ends are its sides within this share of its central length above the hem's lowest wide row. */
+const HEM_CURVE = 0.1;
+/** …and no more than this many half body widths past the body's sides. */
+const HEM_SIDE = 0.2;
 /** Height over width 40–90 % down from which a garment is a dress whatever its shape. */
 const DRESS_LENGTH = 2.8;
 /** A shorter garment is a dress from this length when its skirt flares this much below its waist. */
@@ -362,8 +366,11 @@ export function sleeveEndOf(
   return { end: { x: cx, y: cy }, half: Math.max(half, 0.05 * body.half) };
 }
 
-/** The hem: the lowest row that still spans most of the body, and that row's ends. */
-export function hemOf(s: Silhouette, body: UpperBody): { y: number; left: number; right: number } {
+/**
+ * The hem: the lowest row that still spans most of the body, and that row's ends; a top's or jacket's (`rounded`)
+ * at its sides just above a rounded hem.
+ */
+export function hemOf(s: Silhouette, body: UpperBody, rounded = true): { y: number; left: number; right: number } {
   let y = s.top + body.centralLength - 1;
   const centralRun = (row: number): [number, number] | null => {
     const r = s.rows[row];
@@ -374,7 +381,19 @@ export function hemOf(s: Silhouette, body: UpperBody): { y: number; left: number
     if (run && run[1] - run[0] >= 0.6 * (body.right - body.left)) break;
     y--;
   }
-  const [left, right] = centralRun(y) ?? [body.left, body.right];
+  let [left, right] = centralRun(y) ?? [body.left, body.right];
+  // A rounded hem (a tee's, a shirt's tails) curves up at the sides: its lowest wide row is narrower than the
+  // garment, whose sides end a little higher. The hem's ends are those sides, so the hem is placed as wide as the
+  // garment is there (not stretched from its middle out to the body's width). A sleeve hanging against the body near
+  // the hem is not a side: no end lies more than HEM_SIDE past the body's sides. Not a dress's: placed that much
+  // narrower, an asymmetric draped dress passed the checks with its flap hanging off the arm (measured, not kept).
+  const reach = HEM_SIDE * body.half;
+  for (let row = y - 1; rounded && row >= y - HEM_CURVE * body.centralLength && row > s.top; row--) {
+    const run = centralRun(row);
+    if (!run) continue;
+    left = Math.min(left, Math.max(run[0], body.left - reach));
+    right = Math.max(right, Math.min(run[1], body.right + reach));
+  }
   return { y, left, right };
 }
 
@@ -405,7 +424,7 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   const neck = necklineOf(s, body);
   const sleeveImageLeft = sleeved ? sleeveEndOf(s, body, 'left', imageLeftShoulder, pitL) : null;
   const sleeveImageRight = sleeved ? sleeveEndOf(s, body, 'right', imageRightShoulder, pitR) : null;
-  const hem = hemOf(s, body);
+  const hem = hemOf(s, body, category !== 'dress');
 
   // Strapless (a bandeau, a strapless dress): without sleeves or straps, a straight top edge across the chest. Its
   // corners are the armpits; the shoulders it does not reach are put where they would be on a body that wide.
