@@ -1,7 +1,8 @@
 /**
  * Skin painted where an old sleeve was takes the arm's shape, light and texture from the bare forearm below it: as wide as
  * an arm of that forearm, not as the sleeve, and lit on the forearm's lit side. What of the sleeve lies outside the
- * arm becomes the wall, skin-coloured specks on it too.
+ * arm becomes the wall, skin-coloured specks on it too. Old trousers below a dress's hem stay (a dress over trousers
+ * is worn that way; legs painted there were flat tubes); below new bottoms they do not.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -180,5 +181,26 @@ test('a painted arm’s edge against the wall is anti-aliased, not a staircase',
       const mixed = lumas.filter((l) => l > inner + 8 && l < luma(WALL) - 8);
       assert.ok(mixed.length >= 1, `at t = ${t}, side ${sign}: ${inner.toFixed(0)} then ${lumas.map((l) => l.toFixed(0))}`);
     }
+  }
+});
+
+test('a dress leaves old trousers below its hem as they are; new bottoms over the hips do not', () => {
+  const { image, person } = syntheticPerson();
+  const TROUSERS = [60, 70, 80];
+  // A dress to just above the knees (420): the drawn trouser legs (x 160–240) show below its hem from y 380.
+  const dress = { layer: greyLayer(150, 140, 100, 240), category: 'dress' as const };
+  const out = compose({ image, person, layers: [dress], skin: skinModel(image, person) });
+  // Hips-high shorts the same length, for contrast: the trouser legs below them are replaced (skin or wall).
+  const shorts = { layer: greyLayer(150, 300, 100, 80), category: 'bottom' as const };
+  const bare = compose({ image, person, layers: [shorts], skin: skinModel(image, person) });
+  for (const [x, y] of [
+    [170, 450],
+    [230, 450],
+    [175, 520],
+    [225, 520],
+  ] as const) {
+    assert.ok(distance(pixel(image.data, x, y), TROUSERS) < 1, `(${x}, ${y}) is on the old trousers`);
+    assert.deepEqual(pixel(out, x, y), TROUSERS, `below the dress (${x}, ${y}) became ${pixel(out, x, y)}`);
+    assert.ok(distance(pixel(bare, x, y), TROUSERS) > 40, `below the shorts (${x}, ${y}) stayed ${pixel(bare, x, y)}`);
   }
 });

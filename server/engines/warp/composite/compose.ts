@@ -85,11 +85,22 @@ const BACKGROUND_MATTE = 16;
 /** How far (pixels) from old clothing turned to background its soft outline goes too. */
 const OUTLINE = 2;
 
-/** Which old clothing each new category replaces. */
-function replaced(categories: readonly WarpCategory[]): { upper: boolean; lower: boolean } {
+/** Which old clothing the new garments replace: above the waist, at the hips, on the legs. */
+interface Replaced {
+  upper: boolean;
+  hips: boolean;
+  legs: boolean;
+}
+
+/**
+ * Which old clothing each new category replaces. A dress replaces what is worn at the hips but not old trousers below
+ * its hem: a dress over trousers is worn that way, and legs painted in their place showed as flat tubes.
+ */
+function replaced(categories: readonly WarpCategory[]): Replaced {
   return {
     upper: categories.some((c) => c === 'top' || c === 'dress' || c === 'outerwear'),
-    lower: categories.some((c) => c === 'bottom' || c === 'dress'),
+    hips: categories.some((c) => c === 'bottom' || c === 'dress'),
+    legs: categories.includes('bottom'),
   };
 }
 
@@ -165,11 +176,11 @@ function removeOldClothing(
   skin: SkinModel | null,
   shading: Float32Array,
   coverage: Float32Array,
-  kinds: { upper: boolean; lower: boolean },
+  kinds: Replaced,
   sheathed: Sheath | null,
   background: Uint8Array,
 ): void {
-  if (!skin || (!kinds.upper && !kinds.lower)) return;
+  if (!skin || (!kinds.upper && !kinds.hips)) return;
   const { width, height, channels, data } = image;
   const labels = person.layout.labels;
   const { bones, torso } = skeleton(person.landmarks);
@@ -186,10 +197,10 @@ function removeOldClothing(
       if (coverage[i]! > 0.98 || person.matte.data[i]! < 128) continue;
       const label = labels[i]!;
       // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
-      const limb = (kinds.upper && ARMS.has(label)) || (kinds.lower && LEGS.has(label));
+      const limb = (kinds.upper && ARMS.has(label)) || (kinds.legs && LEGS.has(label));
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
       const beside = sheathed !== null && sheathed.beside(label, x, y);
-      const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.lower && label === REGION.hips) || beside;
+      const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.hips && label === REGION.hips) || beside;
       if (!limb && !trunk) continue;
       const j = i * channels;
       const r = data[j]!;
