@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import { backgroundReached, garmentMatte, keptGarment } from '../../server/engines/warp/cutout/alpha.ts';
-import { cleanEdgeColours, cutOutGarment, solidity } from '../../server/engines/warp/cutout/index.ts';
+import { cleanEdgeColours, cutOutGarment, leastSolidBand, solidity } from '../../server/engines/warp/cutout/index.ts';
 import {
   armpitOf,
   categoryOf,
@@ -40,6 +40,7 @@ const PRINTED_SHIRT = wideGarment('fitdit_garment_0012.jpg');
 /** On-model product photos: a check maxi skirt under a cardigan, framed to the feet; a cardigan. */
 const ONMODEL_SKIRT = wideGarment('fitdit_model_8_onmodel_skirt.png');
 const ONMODEL_CARDIGAN = wideGarment('fitdit_model_0083_onmodel_cardigan.jpg');
+const ONMODEL_BLOUSE = wideGarment('kolors_garment3_onmodel_blouse.png');
 const MODEL_PHOTO = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'people', 'viton_00034_00.jpg');
 const W = 600;
 const H = 800;
@@ -143,6 +144,21 @@ describe('garment alpha, step by step', () => {
       for (let x = box[0]; x < box[2]; x++) if ((x - box[0]) % 5 < 3 && (y - box[1]) % 5 < 3) shreds[y * w + x] = 0;
     const s = solidity({ data: shreds, width: w, height: h }, box);
     assert.ok(s < 0.8, `shreds are ${s.toFixed(2)} solid`);
+  });
+
+  test('leastSolidBand: a garment whole above and in shreds over its lowest quarter is caught there', () => {
+    const [w, h] = [200, 300];
+    const box = [50, 50, 150, 250] as const;
+    const mask = new Uint8Array(w * h);
+    for (let y = box[1]; y < box[3]; y++) for (let x = box[0]; x < box[2]; x++) mask[y * w + x] = 255;
+    assert.ok(leastSolidBand({ data: mask, width: w, height: h }, box) > 0.99, 'a whole garment is solid in every band');
+    // The same holes as above, only from 200 down: the garment as a whole stays above 0.8.
+    for (let y = 200; y < box[3]; y++)
+      for (let x = box[0]; x < box[2]; x++) if ((x - box[0]) % 5 < 3 && (y - box[1]) % 5 < 3) mask[y * w + x] = 0;
+    const whole = solidity({ data: mask, width: w, height: h }, box);
+    const least = leastSolidBand({ data: mask, width: w, height: h }, box);
+    assert.ok(whole > 0.8, `as a whole ${whole.toFixed(2)} solid`);
+    assert.ok(least < 0.7, `its lowest quarter ${least.toFixed(2)} solid`);
   });
 
   test('cleanEdgeColours: a soft edge pixel takes the solid garment’s colour, not the wall’s mixed in', () => {
@@ -447,17 +463,33 @@ describe('cutting out through the engine’s entry point', () => {
   );
 
   test(
-    'an on-model photo asked for with auto shows what it is framed on: the skirt below the hips, the cardigan above',
-    { skip: existsSync(ONMODEL_SKIRT) && existsSync(ONMODEL_CARDIGAN) ? false : 'no ../shared/fixtures/wide' },
+    'a cardigan worn over jeans of its print’s blue, cut out whole above and in shreds over its lowest quarter, is refused',
+    { skip: existsSync(ONMODEL_CARDIGAN) ? false : 'no ../shared/fixtures/wide' },
+    async () => {
+      const photo = await readRawImage(ONMODEL_CARDIGAN);
+      for (const category of ['outerwear', 'auto'] as const) {
+        await assert.rejects(
+          cutOutGarment(photo, { category, analyzer }),
+          (error: unknown) => error instanceof EngineError && error.code === 'garment_not_detected' && /flat-lay/.test(error.message),
+          `asked for ${category}`,
+        );
+      }
+    },
+  );
+
+  test(
+    'an on-model photo asked for with auto shows what it is framed on: the skirt below the hips, the blouse above',
+    { skip: existsSync(ONMODEL_SKIRT) && existsSync(ONMODEL_BLOUSE) ? false : 'no ../shared/fixtures/wide' },
     async () => {
       // Framed from the chin to the feet, the model's hips above the photo's middle: the skirt is for sale, not the
       // cardigan over it.
       const skirt = await cutOutGarment(await readRawImage(ONMODEL_SKIRT), { category: 'auto', analyzer });
       assert.equal(skirt.photo, 'worn');
       assert.equal(skirt.category, 'bottom');
-      // Framed from the chin to the knees, the hips below the middle: the cardigan.
-      const cardigan = await cutOutGarment(await readRawImage(ONMODEL_CARDIGAN), { category: 'auto', analyzer });
-      assert.notEqual(cardigan.category, 'bottom');
+      // Framed on the upper body, the hips below the middle: the blouse.
+      const blouse = await cutOutGarment(await readRawImage(ONMODEL_BLOUSE), { category: 'auto', analyzer });
+      assert.equal(blouse.photo, 'worn');
+      assert.equal(blouse.category, 'top');
       // The satin slip dress is framed on the legs too, its dark bodice and skin neither one colour with the skirt
       // nor clearly another: staff are asked for the category.
       await assert.rejects(
