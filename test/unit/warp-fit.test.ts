@@ -247,6 +247,19 @@ describe('placing a top on a body', () => {
     assert.equal(body, 0, `${body} sleeve pixels drawn as the garment's body`);
   });
 
+  test('a top keeps its own proportions: as long for the width its chest is drawn at as in its photo', () => {
+    const pairs = pairsOf('M');
+    const { leftArmpit, rightArmpit, leftHem, leftShoulder } = tee.landmarks;
+    const chest = len(sub(target(pairs, leftArmpit), target(pairs, rightArmpit)));
+    const hemDepth = target(pairs, leftHem).y - body.origin.y;
+    const ownDepth = leftHem!.y - leftShoulder!.y;
+    const ownChest = leftArmpit!.x - rightArmpit!.x;
+    // The drawn body's chest (about 90) is narrower than its shoulders (100): scaled from the shoulders, the tee was
+    // drawn longer than its chest allows.
+    assert.ok(chest < body.unit * 0.97, `the chest is drawn ${chest.toFixed(1)} wide against shoulders ${body.unit}`);
+    close(hemDepth / chest, ownDepth / ownChest, 0.03, 'length over chest width');
+  });
+
   test('a hem a little above where the old top ends is drawn down to it; one far above it, or a jacket’s, is not', () => {
     const hemY = (coverTo: number | null, category: GarmentCutout['category'] = 'top'): number => {
       const placed = placeGarment({ ...tee, category }, body, {
@@ -261,7 +274,7 @@ describe('placing a top on a body', () => {
     const depth = own - body.origin.y;
     close(hemY(depth * 1.1), own + depth * 0.1, 1e-6);
     assert.equal(hemY(depth * 1.5), own, 'an old top far longer is left to the old-clothing check');
-    assert.equal(hemY(depth * 1.1, 'outerwear'), own, 'a jacket shorter than the top under it is worn that way');
+    assert.equal(hemY(depth * 1.1, 'outerwear'), hemY(null, 'outerwear'), 'a jacket shorter than the top under it is worn that way');
     assert.equal(hemY(depth * 0.9), own, 'never shorter');
   });
 

@@ -92,6 +92,9 @@ function outward(across: Point, p: Point, shoulder: Point, frame: Frame): 1 | -1
  */
 const awayFrom = (across: Point, p: Point, centre: Point): 1 | -1 => (dot(across, sub(p, centre)) >= 0 ? 1 : -1);
 
+/** The chest's scale for lengths is trusted within these shares of the shoulders' (0.74–1.24 on the wide set). */
+const CHEST_LENGTH = { least: 0.7, most: 1.3 } as const;
+
 /** The ease a garment has around the body at a regular fit, true to size. */
 const EASE = { top: 1.06, outerwear: 1.14, dress: 1.06, bottom: 1.04 } as const;
 
@@ -187,20 +190,28 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
 
   // Sides: armpit, waist and hem at the body's measured width times the ease; lengths scaled.
   const lengthFactor = options.tucked ? 1 : scale.length;
+  /** Pixels on the body per garment unit down the garment: first the shoulders' scale, then the chest's (below). */
+  let lengthUnit = U;
   const sidePoint = (p: Point | undefined, sign: 1 | -1, minHalf = 0, maxHalf = Infinity, stretch = 1): Point | null => {
     if (!p) return null;
-    let depth = depthOf(gf, p) * U * lengthFactor * stretch;
+    let depth = depthOf(gf, p) * lengthUnit * lengthFactor * stretch;
     if (options.tucked) depth = Math.min(depth, body.torsoLength * WAIST_DEPTH);
     const measured = body.halfWidth(depth);
     const half = Math.max(Math.min((sign > 0 ? measured.left : measured.right) * ease, maxHalf), minHalf);
     return add(add(body.origin, body.down, depth), body.side, sign * half);
   };
+  const chestHalfG = g.leftArmpit && g.rightArmpit ? Math.abs(sideOf(gf, g.leftArmpit) - sideOf(gf, g.rightArmpit)) / 2 : 0.5;
+  // Lengths keep the garment's own proportions: drawn as wide across the chest as the body's chest times the ease, it
+  // is drawn as long as its photo is for that width. Scaled from the shoulders, a garment came out longer by the ratio
+  // of the customer's shoulders to their chest (1.13–1.27 on the fixtures' tees: thigh-length tunics). A chest
+  // measured far off the shoulders' scale (a layout that missed the torso) is not trusted that far.
+  const [pitL, pitR] = [sidePoint(g.leftArmpit, 1), sidePoint(g.rightArmpit, -1)];
+  if (pitL && pitR) lengthUnit = U * Math.min(CHEST_LENGTH.most, Math.max(CHEST_LENGTH.least, len(sub(pitL, pitR)) / 2 / chestHalfG / U));
   const armpitL = sidePoint(g.leftArmpit, 1);
   const armpitR = sidePoint(g.rightArmpit, -1);
   if (armpitL) put(g.leftArmpit, armpitL);
   if (armpitR) put(g.rightArmpit, armpitR);
   // The garment's own flare below the armpits, relative to its chest width, is kept.
-  const chestHalfG = g.leftArmpit && g.rightArmpit ? Math.abs(sideOf(gf, g.leftArmpit) - sideOf(gf, g.rightArmpit)) / 2 : 0.5;
   const chestHalfB = armpitL && armpitR ? len(sub(armpitL, armpitR)) / 2 : 0.5 * U * ease;
   const flare = (p: Point | undefined): number => (p ? (Math.abs(sideOf(gf, p)) / chestHalfG) * chestHalfB : 0);
   for (const [p, sign] of [
@@ -213,7 +224,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // A top's hem a little above where the customer's own top ends is drawn down to it (a garment's length from a flat
   // photo is only so exact), so the old hem does not show as a band below it. Not a jacket's: one shorter than the
   // top under it is worn that way.
-  const hemDepth = g.leftHem && g.rightHem ? depthOf(gf, mid(g.leftHem, g.rightHem)) * U * lengthFactor : 0;
+  const hemDepth = g.leftHem && g.rightHem ? depthOf(gf, mid(g.leftHem, g.rightHem)) * lengthUnit * lengthFactor : 0;
   const cover = options.coverTo ?? 0;
   const stretch =
     cutout.category === 'top' && !options.tucked && hemDepth > 0 && cover > hemDepth && cover <= hemDepth * LENGTHEN ? cover / hemDepth : 1;
@@ -229,7 +240,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // The hem's centre keeps the hem straight.
   if (g.leftHem && g.rightHem) {
     const hemMid = mid(g.leftHem, g.rightHem);
-    let depth = depthOf(gf, hemMid) * U * lengthFactor * stretch;
+    let depth = depthOf(gf, hemMid) * lengthUnit * lengthFactor * stretch;
     if (options.tucked) depth = Math.min(depth, body.torsoLength * WAIST_DEPTH);
     put(hemMid, add(add(body.origin, body.down, depth), body.side, sideOf(gf, hemMid) * U));
   }
