@@ -273,6 +273,9 @@ describe('placing a top on a body', () => {
     const own = hemY(null);
     const depth = own - body.origin.y;
     close(hemY(depth * 1.1), own + depth * 0.1, 1e-6);
+    // Past 1.15 of its own depth, within 1.15 of the depth the shoulders' scale gives it (the drawn chest is about
+    // 0.95 of the shoulders' scale, so about 1.2 of its own).
+    close(hemY(depth * 1.18), own + depth * 0.18, 1e-6);
     assert.equal(hemY(depth * 1.5), own, 'an old top far longer is left to the old-clothing check');
     assert.equal(hemY(depth * 1.1, 'outerwear'), hemY(null, 'outerwear'), 'a jacket shorter than the top under it is worn that way');
     assert.equal(hemY(depth * 0.9), own, 'never shorter');

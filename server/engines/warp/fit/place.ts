@@ -65,7 +65,10 @@ const SKIRT_WAIST_DEPTH = 0.7;
 /** A bottom's waistband is widened to the clothes worn at the waist by at most this factor of the layout's width. */
 const CLOTHED_WAIST = 1.25;
 
-/** A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders. */
+/**
+ * A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders (of
+ * the longer of its depths by the chest's scale and by the shoulders').
+ */
 const LENGTHEN = 1.15;
 /**
  * Trouser legs cut apart at the crotch overlap above it by this share of the waistband's width: each leg's spline
@@ -222,12 +225,13 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     if (t) put(p, t);
   }
   // A top's hem a little above where the customer's own top ends is drawn down to it (a garment's length from a flat
-  // photo is only so exact), so the old hem does not show as a band below it. Not a jacket's: one shorter than the
-  // top under it is worn that way.
+  // photo is only so exact: anywhere between the chest's scale and the shoulders', and a little past), so the old hem
+  // does not show as a band below it. Not a jacket's: one shorter than the top under it is worn that way.
   const hemDepth = g.leftHem && g.rightHem ? depthOf(gf, mid(g.leftHem, g.rightHem)) * lengthUnit * lengthFactor : 0;
   const cover = options.coverTo ?? 0;
+  const longest = hemDepth * Math.max(1, U / lengthUnit) * LENGTHEN;
   const stretch =
-    cutout.category === 'top' && !options.tucked && hemDepth > 0 && cover > hemDepth && cover <= hemDepth * LENGTHEN ? cover / hemDepth : 1;
+    cutout.category === 'top' && !options.tucked && hemDepth > 0 && cover > hemDepth && cover <= longest ? cover / hemDepth : 1;
   for (const [p, sign] of [
     [g.leftHem, 1],
     [g.rightHem, -1],
