@@ -207,9 +207,12 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // Lengths keep the garment's own proportions: drawn as wide across the chest as the body's chest times the ease, it
   // is drawn as long as its photo is for that width. Scaled from the shoulders, a garment came out longer by the ratio
   // of the customer's shoulders to their chest (1.13–1.27 on the fixtures' tees: thigh-length tunics). A chest
-  // measured far off the shoulders' scale (a layout that missed the torso) is not trusted that far.
+  // measured far off the shoulders' scale (a layout that missed the torso) is not trusted that far. Not a dress's: its
+  // armpits are found less surely (a skirt wider than the bodice is taken for its body, and a tee dress's armpits
+  // were put at its sleeves' ends), and a chest that wide drew it to the crotch with its bodice above the shoulders.
   const [pitL, pitR] = [sidePoint(g.leftArmpit, 1), sidePoint(g.rightArmpit, -1)];
-  if (pitL && pitR) lengthUnit = U * Math.min(CHEST_LENGTH.most, Math.max(CHEST_LENGTH.least, len(sub(pitL, pitR)) / 2 / chestHalfG / U));
+  if (pitL && pitR && cutout.category !== 'dress')
+    lengthUnit = U * Math.min(CHEST_LENGTH.most, Math.max(CHEST_LENGTH.least, len(sub(pitL, pitR)) / 2 / chestHalfG / U));
   const armpitL = sidePoint(g.leftArmpit, 1);
   const armpitR = sidePoint(g.rightArmpit, -1);
   if (armpitL) put(g.leftArmpit, armpitL);
