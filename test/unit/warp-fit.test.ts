@@ -260,6 +260,21 @@ describe('placing a top on a body', () => {
     close(hemDepth / chest, ownDepth / ownChest, 0.03, 'length over chest width');
   });
 
+  test('a neckline seen with the inside back behind it goes at the base of the neck; a deep V is left where it lies', () => {
+    const seamed = (y: number) => ({ ...tee, landmarks: { ...tee.landmarks, neckSeam: { x: 100, y } } });
+    const seamTarget = (cutout: GarmentCutout): Point | undefined =>
+      placeGarment(cutout, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }).pieces[0]!.pairs.find(
+        (p) => p.from === cutout.landmarks.neckSeam,
+      )?.to;
+    // 25 pixels below the neck's ends on a tee 100 wide: carried with the shoulders it would land 25 below them.
+    const round = seamTarget(seamed(45));
+    const base = (body.shoulderTop.left.y + body.shoulderTop.right.y) / 2 + 0.05 * body.unit;
+    assert.ok(round, 'the seam is pinned');
+    close(round.y, base, 1e-6, 'at the base of the neck');
+    close(round.x, (body.shoulderTop.left.x + body.shoulderTop.right.x) / 2, 1e-6, 'on the centre line');
+    assert.equal(seamTarget(seamed(85)), undefined, 'a V 0.65 of the tee deep is not pinned');
+  });
+
   test('a hem a little above where the old top ends is drawn down to it; one far above it, or a jacket’s, is not', () => {
     const hemY = (coverTo: number | null, category: GarmentCutout['category'] = 'top'): number => {
       const placed = placeGarment({ ...tee, category }, body, {

@@ -26,6 +26,11 @@ export interface GarmentLandmarks {
   neckRight?: Point;
   /** The lowest point of the front neckline, on the centre line. */
   neckFront?: Point;
+  /**
+   * Where the front meets the inside back seen through the neck opening, on the centre line (a ghost-mannequin or flat
+   * photo that shows the inside back, inside-back.ts): the front neckline as worn.
+   */
+  neckSeam?: Point;
   leftShoulder?: Point;
   rightShoulder?: Point;
   leftArmpit?: Point;

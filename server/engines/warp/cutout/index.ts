@@ -85,7 +85,7 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
 
 /**
  * A flat jacket without the inside back seen through its neck opening, a flat top or dress with it marked
- * (inside-back.ts).
+ * (inside-back.ts) and the front neckline's centre kept as its `neckSeam`.
  */
 function withoutInsideBack(cutout: GarmentCutout): GarmentCutout {
   if (cutout.category === 'bottom') return cutout;
@@ -95,7 +95,9 @@ function withoutInsideBack(cutout: GarmentCutout): GarmentCutout {
     cutInsideBack(cutout.image, neckline);
     return cutout;
   }
-  return { ...cutout, insideBack: insideBackMask(cutout.image, neckline) };
+  const centre = (neckline.rows.length - 1) >> 1;
+  const neckSeam = { x: neckline.x0 + centre, y: neckline.rows[centre]! };
+  return { ...cutout, landmarks: { ...cutout.landmarks, neckSeam }, insideBack: insideBackMask(cutout.image, neckline) };
 }
 
 /** A garment read as a top from its shape that has a jacket's front (closure.ts) is outerwear. */

@@ -77,6 +77,13 @@ const LENGTHEN = 1.15;
  */
 const SEAM = 0.02;
 
+/**
+ * A neckline seen with the inside back behind it is put `drop` shoulder widths below the shoulders' tops on the centre
+ * line, the base of the neck, unless it lies deeper than `deepest` garment units below the neck's ends in the photo
+ * (0.04–0.32 on the wide set's crew necks, collars and shallow Vs).
+ */
+const NECK_SEAM = { deepest: 0.45, drop: 0.05 } as const;
+
 /** Half the neck's width, in shoulder widths: a collar may rise above the shoulders' outline there. */
 const NECK_HALF = 0.3;
 
@@ -190,6 +197,15 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // Neckline: carried over from the shoulder line, which now sits on the shoulders' outline.
   const lift = dot(sub(mid(body.shoulder.left, body.shoulder.right), mid(leftShoulder, rightShoulder)), body.down);
   if (!options.essential) for (const p of [g.neckLeft, g.neckRight, g.neckFront]) if (p) put(p, add(sim(p), up, lift));
+  // A neckline seen with the inside back behind it (a ghost-mannequin photo, shot from a little above) lies deeper
+  // below the shoulders in the photo than as worn: carried over with the shoulders, the inside back and its label
+  // filled the opening down to it (#25). Unless it plunges (a deep V), it goes at the base of the neck.
+  const seam = g.neckSeam;
+  const neckEnds = g.neckLeft && g.neckRight ? mid(g.neckLeft, g.neckRight) : null;
+  if (!options.essential && seam && neckEnds && depthOf(gf, seam) - depthOf(gf, neckEnds) <= NECK_SEAM.deepest) {
+    const base = add(mid(body.shoulderTop.left, body.shoulderTop.right), body.down, NECK_SEAM.drop * U);
+    put(seam, add(base, body.side, sideOf(gf, seam) * U));
+  }
 
   // Sides: armpit, waist and hem at the body's measured width times the ease; lengths scaled.
   const lengthFactor = options.tucked ? 1 : scale.length;
