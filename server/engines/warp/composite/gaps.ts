@@ -4,9 +4,10 @@
  * own outline: between a sleeve and the body, at a seam, under the arm.
  * Where such a gap lies over the customer's old clothing, the old clothing
  * would show through it as a strip (or, removed, as a hole of wall inside
- * the body). Those gaps are closed with the garment's own colours, carried
- * in from both sides of the gap along the row. Gaps over skin (an arm
- * between sleeve and body), the head or the hands stay open.
+ * the body). Those gaps are closed with the garment's own cloth, mirrored
+ * in from both sides of the gap along the row (a print goes on; blended
+ * across, it was smeared into streaks). Gaps over skin (an arm between
+ * sleeve and body), the head or the hands stay open.
  */
 import type { PersonAnalysis, RawImage } from '../../../vision/types.ts';
 import type { Layer } from '../fit/render.ts';
@@ -15,20 +16,21 @@ import { HEAD_AND_HANDS } from './regions.ts';
 
 /** The widest gap closed, in shoulder widths. */
 const GAP = 0.2;
-/** A gap's end colour is the mean of this many garment pixels; the fill is smoothed over this many rows each way. */
+/** A gap's end colour is the mean of this many garment pixels; a blended fill is smoothed over this many rows each way. */
 const EDGE = 3;
 const SMOOTH = 4;
 
 /**
  * The layer with its narrow gaps over old clothing filled (see above); the layer itself is changed. A gap is a
  * run of a row between two solid garment pixels at most GAP apart; of it, the pixels of the person's old clothing
- * (not skin, head, hands or background) take the colours of the garment at its two ends, blended across.
+ * (not skin, head, hands or background) take the garment's pixel mirrored across the nearer end. Where that is not
+ * solid garment (a narrow piece), they take the colours at the two ends, blended across and smoothed down.
  */
 export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis, skin: SkinModel | null, unit: number): Layer {
   const { x0, y0, width: lw, height: lh } = layer;
   const widest = Math.max(2, Math.round(GAP * unit));
   const { width, data, channels } = image;
-  const filled = new Uint8Array(lw * lh);
+  const blended = new Uint8Array(lw * lh);
   for (let y = 0; y < lh; y++) {
     const row = y * lw;
     let last = -1;
@@ -38,7 +40,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       last = x;
     }
   }
-  smoothDown(layer, filled);
+  smoothDown(layer, blended);
   return layer;
 
   function fill(row: number, left: number, right: number, y: number): void {
@@ -52,11 +54,17 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       if (person.matte.data[i]! < 128 || HEAD_AND_HANDS.has(person.layout.labels[i]!)) continue;
       const j = i * channels;
       if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
-      const t = (x - left) / (right - left);
-      for (let c = 0; c < 3; c++) layer.rgb[o * 3 + c] = Math.round(from[c]! * (1 - t) + to[c]! * t);
+      // Mirrored across the boundary between the nearer end and the gap.
+      const mirror = x - left <= right - x ? 2 * left + 1 - x : 2 * right - 1 - x;
+      if (mirror >= 0 && mirror < lw && layer.alpha[row + mirror]! >= 0.5) {
+        layer.rgb.copyWithin(o * 3, (row + mirror) * 3, (row + mirror) * 3 + 3);
+      } else {
+        const t = (x - left) / (right - left);
+        for (let c = 0; c < 3; c++) layer.rgb[o * 3 + c] = Math.round(from[c]! * (1 - t) + to[c]! * t);
+        blended[o] = 1;
+      }
       layer.alpha[o] = 1;
       layer.sleeve[o] = layer.sleeve[a]! | layer.sleeve[b]!;
-      filled[o] = 1;
     }
   }
 
@@ -73,9 +81,9 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
 }
 
 /**
- * Filled gap pixels averaged with the filled pixels above and below them (within SMOOTH rows): each row is filled
- * from its own two ends, and ends that differ from row to row (a stripe, a fold, an anti-aliased edge) would
- * leave the fill in horizontal streaks.
+ * Blended gap pixels averaged with the blended pixels above and below them (within SMOOTH rows): each row is
+ * blended from its own two ends, and ends that differ from row to row (a stripe, a fold, an anti-aliased edge)
+ * would leave the fill in horizontal streaks.
  */
 function smoothDown(layer: Layer, filled: Uint8Array): void {
   const { width: lw, height: lh } = layer;
