@@ -72,3 +72,15 @@ test('a label’s edge just below the top edge, with no neckline below it, is no
   const { image, landmarks } = drawnTop(frontRow, FRONT, [80, 22, 120, 30]);
   assert.equal(frontNeckline(image, landmarks), null);
 });
+
+test('a front neckline is measured from the neck points, not from the back neckline dipping above it', () => {
+  // The back's top edge dips 15 rows at the middle (a ghost mannequin's back neckline); the front neckline's 30-row
+  // drop below the neck points is then only 15 below the top edge there.
+  const { image, landmarks } = drawnTop(frontRow, INSIDE);
+  const backRow = (x: number): number => Math.round(NECK.top + 15 * (1 - ((x - 100) / 30) ** 2));
+  for (let x = NECK.left + 1; x < NECK.right; x++) for (let y = NECK.top; y < backRow(x); y++) image.data[(y * W + x) * 4 + 3] = 0;
+  const neckline = frontNeckline(image, landmarks);
+  assert.ok(neckline, 'a front neckline is found');
+  const middle = neckline.rows[Math.round(neckline.rows.length / 2)]!;
+  assert.ok(Math.abs(middle - frontRow(100)) <= 2, `at the middle the neckline is at row ${middle}, not ${frontRow(100)}`);
+});

@@ -16,10 +16,12 @@
  * above to the row below, rising or falling a pixel or two per column, and
  * of two such edges the lower (a label's edge or the back band's lies
  * above the front's). It is taken only when it is an edge (its mean change
- * is well above the opening's usual), when it dips below the top edge by
- * at least 0.3 of the opening's width somewhere (a front neckline drops
- * about half a neck's width below the neck points; the back one little),
- * and when it is deepest near the middle, as a neckline is. Anything less
+ * is well above the opening's usual), when it dips below the neck points
+ * by at least 0.3 of the opening's width somewhere (a front neckline drops
+ * about half a neck's width below them; the back one little: measured from
+ * the back's own dip at the centre, the paired tee's 0.38 was read as
+ * 0.28 and its inside back drawn as a dark hole), and when it is deepest
+ * near the middle, as a neckline is. Anything less
  * (a plain opening whose inside and front look alike, a ruffled collar, a
  * label's edge just below the top) is left alone. A wide label much
  * stronger than the neckline may be taken for it: then the label is cut
@@ -30,8 +32,8 @@ import type { GarmentLandmarks } from '../types.ts';
 
 /**
  * The search, in neck-opening widths: the neckline lies at most DEEPEST below the neck points and dips at least
- * DIP below the top edge; the path starts and ends within END of the top edge. The opening is at least MIN_WIDTH
- * pixels wide.
+ * DIP below them; the path starts and ends within END of the top edge. The opening is at least MIN_WIDTH pixels
+ * wide.
  */
 const SEARCH = { deepest: 0.8, dip: 0.3, end: 0.15, minWidth: 12 } as const;
 /** A path rises or falls at most STEP pixels per column, and each pixel of it costs BEND in edge strength. */
@@ -131,13 +133,13 @@ export function frontNeckline(image: Rgba, landmarks: GarmentLandmarks): Necklin
   path[last] = end;
   for (let k = last; k > 0; k--) path[k - 1] = from[k * rows + path[k]!]!;
 
-  // Taken only when it is an edge, dips well below the top edge, and is deepest near the middle.
+  // Taken only when it is an edge, dips well below the neck points, and is deepest near the middle.
   let sum = 0;
   let deepest = 0;
   let deepestAt = 0;
   for (let k = 0; k < opening; k++) {
     sum += change[k * rows + path[k]!]!;
-    const dip = path[k]! - top[k]!;
+    const dip = path[k]! - neckY;
     if (dip > deepest) [deepest, deepestAt] = [dip, k];
   }
   const mean = sum / opening;
