@@ -79,10 +79,11 @@ const SEAM = 0.02;
 
 /**
  * A neckline seen with the inside back behind it is put `drop` shoulder widths below the shoulders' tops on the centre
- * line, the base of the neck, unless it lies deeper than `deepest` garment units below the neck's ends in the photo
- * (0.04–0.32 on the wide set's crew necks, collars and shallow Vs).
+ * line, the base of the neck, unless it lies deeper than `deepest` garment units below the neck's ends in the photo:
+ * a crew neck drops 8–10 cm below a shoulder line of about 40, a V or a scoop 15–20 (on the wide set: crew necks,
+ * collars and shallow Vs 0.04–0.32, the tulle dress's V 0.41).
  */
-const NECK_SEAM = { deepest: 0.45, drop: 0.05 } as const;
+const NECK_SEAM = { deepest: 0.35, drop: 0.05 } as const;
 
 /** Half the neck's width, in shoulder widths: a collar may rise above the shoulders' outline there. */
 const NECK_HALF = 0.3;
