@@ -165,7 +165,7 @@ describe('placing a top on a body', () => {
     const sleeve = placement.pieces.find((p) => p.skeleton && ownedBy(p, 175, 60))!;
     assert.ok(sleeve, 'a piece draws the left sleeve');
     assert.ok(!ownedBy(placement.pieces[0]!, 175, 60) && ownedBy(placement.pieces[0]!, 100, 150), 'the body piece draws the body only');
-    const end = skeletonForward(sleeve.skeleton!)(tee.landmarks.leftSleeveEnd!.x, tee.landmarks.leftSleeveEnd!.y);
+    const end = skeletonForward(sleeve.skeleton!).map(tee.landmarks.leftSleeveEnd!.x, tee.landmarks.leftSleeveEnd!.y);
     // On the left upper arm (from (250,150) to (275,240)): within a few pixels of that line.
     const t = ((end.x - 250) * 25 + (end.y - 150) * 90) / (25 * 25 + 90 * 90);
     const onArm = { x: 250 + 25 * t, y: 150 + 90 * t };

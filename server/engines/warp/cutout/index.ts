@@ -15,7 +15,7 @@ import { PersonAnalyzer } from '../../../vision/person.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { EngineError, type GarmentCategory } from '../../types.ts';
 import { squareFilter } from '../../../kernel/raster.ts';
-import { bareSkinShare, clothingColour, isSkin, skinModel } from '../composite/colour.ts';
+import { bareSkinShare, clothingColour, isSkin, skinModel, type SkinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
 import { combineMattes } from './combine.ts';
@@ -74,9 +74,11 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
   const model = await findWearer(options.analyzer, image);
   // A model counts when their shoulders and hips are clearly in the photo and their face is skin, or cut off by the
   // top of the frame (a garment's print or a mannequin can look like a pose to the detector, but has no skin face).
-  if (model && isModel(image, model)) {
-    const category = options.category === 'auto' ? framedOn(image, model) : options.category;
-    return withFront(wornGarment(image, model, category, options.category === 'auto' ? 'silhouette' : 'request'));
+  // The model's skin, measured once: it tells a face from a print's, what the photo is framed on, and the garment.
+  const skin = model ? skinModel(image, model) : null;
+  if (model && isModel(image, model, skin)) {
+    const category = options.category === 'auto' ? framedOn(image, model, skin) : options.category;
+    return withFront(wornGarment(image, model, skin, category, options.category === 'auto' ? 'silhouette' : 'request'));
   }
   return withoutInsideBack(
     withFront(flatGarment(image, options.category, options.segmenter ? await options.segmenter.segment(image) : null)),
@@ -112,12 +114,11 @@ function withFront(cutout: GarmentCutout): GarmentCutout {
  * bottoms, or a dress where the torso and the thighs wear one colour; any other shows a top. Where the colours are
  * neither alike nor clearly apart (a dark dress whose neckline shows skin), staff are asked for the category.
  */
-function framedOn(image: RawImage, model: PersonAnalysis): WarpCategory {
+function framedOn(image: RawImage, model: PersonAnalysis, skin: SkinModel | null): WarpCategory {
   const lm = model.landmarks;
   const hipY = (lm[POSE.leftHip]!.y + lm[POSE.rightHip]!.y) / 2;
   const knees = [POSE.leftKnee, POSE.rightKnee].every((k) => lm[k]!.visibility > 0.5 && lm[k]!.y < image.height);
   if (hipY >= 0.5 * image.height || !knees) return 'top';
-  const skin = skinModel(image, model);
   const torso = clothingColour(image, model, new Set([REGION.torso]), skin);
   const thighs = clothingColour(image, model, new Set([REGION.leftUpperLeg, REGION.rightUpperLeg]), skin);
   const apart = torso && thighs ? Math.hypot(torso[0] - thighs[0], torso[1] - thighs[1], torso[2] - thighs[2]) : Infinity;
@@ -129,7 +130,7 @@ function framedOn(image: RawImage, model: PersonAnalysis): WarpCategory {
   );
 }
 
-function isModel(image: RawImage, model: PersonAnalysis): boolean {
+function isModel(image: RawImage, model: PersonAnalysis, skin: SkinModel | null): boolean {
   const inside = (k: number): boolean => {
     const p = model.landmarks[k]!;
     return p.visibility > 0.8 && p.x >= 0 && p.y >= 0 && p.x < image.width && p.y < image.height;
@@ -142,7 +143,6 @@ function isModel(image: RawImage, model: PersonAnalysis): boolean {
   if (nose.y < 0) return true;
   if (![POSE.nose, POSE.leftEye, POSE.rightEye].every(inside)) return false;
   if (noNeck(model)) return false;
-  const skin = skinModel(image, model);
   // Human skin, whatever its tone, has chroma in a narrow band (red over blue): a print's "face" does not.
   if (!skin || skin.cr < 4 || skin.cr > 55 || skin.cb < -45 || skin.cb > 8) return false;
   const j = (Math.round(nose.y) * image.width + Math.round(nose.x)) * image.channels;
@@ -198,8 +198,14 @@ function fragmented(matte: GarmentMatte, image: RawImage): boolean {
 }
 
 /** The garment a model wears: their clothing in the category's body regions, and landmarks from their pose. */
-function wornGarment(image: RawImage, model: PersonAnalysis, category: WarpCategory, source: 'request' | 'silhouette'): GarmentCutout {
-  const worn = wornGarmentMask(image, model, category);
+function wornGarment(
+  image: RawImage,
+  model: PersonAnalysis,
+  skin: SkinModel | null,
+  category: WarpCategory,
+  source: 'request' | 'silhouette',
+): GarmentCutout {
+  const worn = wornGarmentMask(image, model, category, skin);
   if (worn.pixels < MIN_COVERAGE * image.width * image.height) {
     throw new EngineError('garment_not_detected', `the model in the garment photo wears no ${category} that can be cut out`);
   }
@@ -264,7 +270,12 @@ export interface WornGarmentMask {
  * category's body regions, less bare skin and, near the waist, less the model's other garment (told apart by
  * colour). The FASHN engine keeps these pixels of a worn garment photo, as the reference keeps its parser's.
  */
-export function wornGarmentMask(image: RawImage, model: PersonAnalysis, category: WarpCategory): WornGarmentMask {
+export function wornGarmentMask(
+  image: RawImage,
+  model: PersonAnalysis,
+  category: WarpCategory,
+  skin: SkinModel | null = skinModel(image, model),
+): WornGarmentMask {
   const regions = new Set<number>(
     category === 'bottom'
       ? [REGION.hips, REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]
@@ -281,7 +292,6 @@ export function wornGarmentMask(image: RawImage, model: PersonAnalysis, category
           ]
         : [REGION.torso, REGION.leftUpperArm, REGION.rightUpperArm, REGION.leftLowerArm, REGION.rightLowerArm],
   );
-  const skin = skinModel(image, model);
   const { width, height, data, channels } = image;
   // The model's other garment (trousers under a top, a top over trousers) is told apart by colour.
   const upper = clothingColour(image, model, new Set<number>([REGION.torso]), skin);

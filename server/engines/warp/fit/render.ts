@@ -63,7 +63,7 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
   // Where each piece lands: its opaque pixels (sampled every 8) mapped forward, plus a margin; the layer spans them.
   const boxes = placement.pieces.map((piece) => {
     const forward = piece.skeleton
-      ? { map: skeletonForward(piece.skeleton) }
+      ? skeletonForward(piece.skeleton)
       : fitThinPlateSpline(
           piece.pairs.map((p) => p.from),
           piece.pairs.map((p) => p.to),

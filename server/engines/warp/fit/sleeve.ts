@@ -51,27 +51,35 @@ const NOWHERE: Point = { x: -1e6, y: -1e6 };
 
 const normal = (d: Point, sign: 1 | -1): Point => ({ x: -d.y * sign, y: d.x * sign });
 
-/** The photo point a cut-out point goes to (used to find where the garment lands). */
-export function skeletonForward(s: Skeleton): (x: number, y: number) => Point {
+/** A map between the cut-out and the photo, as a thin-plate spline is one. */
+export interface PointMap {
+  map(x: number, y: number): Point;
+}
+
+/** The sleeve's axis in the cut-out as a frame: its length, and unit vectors along it and outwards across it. */
+function axisFrame(s: Skeleton): { axisLength: number; along: Point; across: Point } {
   const axis = sub(s.end, s.root);
-  const axisLength = len(axis) || 1;
   const along = unit(axis);
-  const across = normal(along, s.outwardG);
-  return (x, y) => {
-    const d = sub({ x, y }, s.root);
-    const u = dot(d, along) / axisLength;
-    const v = dot(d, across);
-    const { point, direction } = alongPolyline(s.bones, u * s.length);
-    return add(point, normal(direction, s.outwardB), v * s.girth);
+  return { axisLength: len(axis) || 1, along, across: normal(along, s.outwardG) };
+}
+
+/** The photo point a cut-out point goes to (used to find where the garment lands). */
+export function skeletonForward(s: Skeleton): PointMap {
+  const { axisLength, along, across } = axisFrame(s);
+  return {
+    map(x, y) {
+      const d = sub({ x, y }, s.root);
+      const u = dot(d, along) / axisLength;
+      const v = dot(d, across);
+      const { point, direction } = alongPolyline(s.bones, u * s.length);
+      return add(point, normal(direction, s.outwardB), v * s.girth);
+    },
   };
 }
 
 /** The cut-out point a photo point shows (the sleeve's inverse map). */
-export function skeletonInverse(s: Skeleton): { map(x: number, y: number): Point } {
-  const axis = sub(s.end, s.root);
-  const axisLength = len(axis) || 1;
-  const along = unit(axis);
-  const across = normal(along, s.outwardG);
+export function skeletonInverse(s: Skeleton): PointMap {
+  const { axisLength, along, across } = axisFrame(s);
   const segments = s.bones.slice(1).map((b, i) => {
     const a = s.bones[i]!;
     const l = len(sub(b, a)) || 1;
