@@ -173,6 +173,23 @@ describe('placing a top on a body', () => {
     assert.ok(t > 0.2 && t < 1, `a short sleeve ends on the upper arm (t = ${t.toFixed(2)})`);
   });
 
+  test('a sleeve begins at the shoulder’s top, and its cap beyond the armhole is drawn by the sleeve alone', () => {
+    const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
+    const sleeves = placement.pieces.filter((p) => p.skeleton);
+    // The wearer's left armhole runs (150, 22)–(150, 80): (152, 25) is the sleeve's cap, beyond it and above its middle.
+    assert.ok(!ownedBy(placement.pieces[0]!, 152, 25), 'the body does not draw the cap (it stood past the shoulder as a wing)');
+    assert.ok(
+      sleeves.some((p) => ownedBy(p, 152, 25)),
+      'the sleeve draws its cap',
+    );
+    const layer = renderGarment(tee, { ...placement, pieces: sleeves }, W, H);
+    const alphaAt = (x: number, y: number): number => layer.alpha[(y - layer.y0) * layer.width + (x - layer.x0)] ?? 0;
+    // The shoulder's top lies 13 pixels above the joint (250, 150); the sleeve covers the arm from just below it.
+    const top = body.shoulderTop.left;
+    assert.ok(top.y < 145, `the shoulder's top at ${top.y}`);
+    for (const x of [245, 250, 255]) assert.ok(alphaAt(x, Math.round(top.y) + 4) > 0.5, `the sleeve covers (${x}, ${top.y + 4})`);
+  });
+
   test('an open jacket is two halves, each hanging from its own shoulder and parting towards the hem', () => {
     const jacket: GarmentCutout = { ...tee, category: 'outerwear' };
     const closed = placeGarment(jacket, body, { scale: garmentScale('M', 'M', 'regular'), styling: ['closed'], tucked: false });

@@ -279,9 +279,9 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     if (rolled) length = Math.min(length, len(sub(arm[1]!, arm[0]!)) + 0.25 * len(sub(arm[2]!, arm[1]!)));
     return Math.min(length, polylineLength(arm) * 1.04);
   };
-  for (const [end, shoulderG, arm, shoulderB, pitG] of [
-    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, g.leftArmpit],
-    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder, g.rightArmpit],
+  for (const [end, shoulderG, arm, shoulderB, pitG, top] of [
+    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, g.leftArmpit, body.shoulderTop.left],
+    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder, g.rightArmpit, body.shoulderTop.right],
   ] as const) {
     if (!end) continue;
     const length = onArm(len(sub(end, shoulderG)), arm);
@@ -299,14 +299,15 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
       const outwardG = awayFrom(acrossG, end, add(gf.origin, gf.down, 0.5 * gf.unit));
       const axis = sleeveAxis(shape, outwardG);
       const bone = unit(sub(arm[1]!, arm[0]!));
+      const bones = fromShoulderTop(arm, top);
       tubes.push({
         ...shape,
         outward: outwardG,
         skeleton: {
           root: axis.root,
           end,
-          bones: [...arm],
-          length: onArm(axis.length, arm),
+          bones,
+          length: onArm(axis.length, bones),
           girth: half / halfG,
           half: halfG,
           outwardG,
@@ -347,6 +348,17 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     ],
     bodyPolygon: polygon,
   };
+}
+
+/**
+ * An arm's bones with the upper arm's line reaching back to where the shoulder's top projects onto it: a sleeve's
+ * seam is on top of the shoulder, not at the joint inside it (the joint itself when the arm is held out level).
+ * Rooted at the joint, a sleeve began a tenth of a shoulder width low, and the body's corners stood above it.
+ */
+export function fromShoulderTop(arm: readonly Point[], top: Point): Point[] {
+  const bone = unit(sub(arm[1]!, arm[0]!));
+  const back = Math.max(0, -dot(sub(top, arm[0]!), bone));
+  return [add(arm[0]!, bone, -back), ...arm.slice(1)];
 }
 
 /** Whether a cut-out point belongs to a piece. */

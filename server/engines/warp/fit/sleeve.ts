@@ -1,10 +1,11 @@
 /**
  * A sleeve drawn along the arm. A spline through a few pins folds a sleeve over itself where the arm bends (a hand
  * on the hip) and lets it flare where the pins run out; a sleeve is a tube, so it is mapped as one. Each photo
- * point near the arm is found by its distance along the arm's bones (shoulder joint, elbow, wrist) and across them;
- * those become a distance along the sleeve's axis in the cut-out (from its middle at the shoulder seam to its end)
- * and across it, the width scaled by the sleeve's girth. Round the outside of a bent elbow the sleeve is a fan about
- * the joint. The sleeve's cap, above the axis, stays with the garment's body, whose spline holds the shoulder seam.
+ * point near the arm is found by its distance along the arm's bones (from the shoulder's top, projected onto the
+ * upper arm, to the elbow and the wrist) and across them; those become a distance along the sleeve's axis in the
+ * cut-out (from its middle at the shoulder seam to its end) and across it, the width scaled by the sleeve's girth.
+ * Round the outside of a bent elbow the sleeve is a fan about the joint. The sleeve's cap beyond its armhole line is
+ * the sleeve's; above the axis's root, inside that line, the garment's body holds the shoulder seam on its spline.
  */
 import type { GarmentCutout, Point } from '../types.ts';
 import { add, alongPolyline, dot, len, mid, sub, unit } from './body.ts';
@@ -182,8 +183,9 @@ export function sleeveLabels(cutout: GarmentCutout, sleeves: readonly (SleeveSha
         const dy = py - armhole.y;
         const share = (dx * toEndUnit.x + dy * toEndUnit.y) / toEndLength;
         const reach = share <= 0 ? rootReach : rootReach + (endReach - rootReach) * Math.min(share, 1);
-        // The sleeve's cap, above its armhole's middle, is the body's too: the body's spline holds the shoulder seam.
-        if (share <= 1 + beyond && Math.abs(dx * toEndUnit.y - dy * toEndUnit.x) <= reach) labels[i] = share <= 0 ? bit | BODY : bit;
+        // The sleeve's cap, above its armhole's middle, is the sleeve's alone: drawn by the body's spline too, it
+        // stood out past the shoulders as wings above the sleeve.
+        if (share <= 1 + beyond && Math.abs(dx * toEndUnit.y - dy * toEndUnit.x) <= reach) labels[i] = bit;
         // Beyond the armhole line and above the cuff's bottom, what is not sleeve is no one's (drawn as body, it
         // hung down beside the torso); below it a skirt flares out.
         else if (py <= cuffBottom) labels[i]! &= ~BODY;
