@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { isSkin, skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
@@ -757,6 +757,19 @@ describe('gaps inside a garment', () => {
     assert.equal(at(192, 214).alpha, 1);
     const step = Math.max(...[0, 1, 2].map((c) => Math.abs(at(192, 214).rgb[c]! - at(192, 215).rgb[c]!)));
     assert.ok(step < 20, `rows 214 and 215 differ by ${step}: ${at(192, 214).rgb} against ${at(192, 215).rgb}`);
+  });
+
+  test('a gap over an old striped sleeve whose light stripes are skin-coloured is closed: skin is smooth', () => {
+    const { image: striped, person: wearer } = syntheticPerson();
+    // The old top between x 185 and 205, rows 200–220: stripes of the forearm's skin colour and of a dark grey, 3 rows each.
+    const skinColour = [...striped.data.subarray((290 * W + 281) * 3, (290 * W + 281) * 3 + 3)];
+    for (let y = 200; y < 220; y++)
+      for (let x = 185; x < 205; x++) striped.data.set(Math.floor(y / 3) % 2 === 0 ? skinColour : [60, 60, 60], (y * W + x) * 3);
+    const model = skinModel(striped, wearer);
+    assert.ok(model && isSkin(model, skinColour[0]!, skinColour[1]!, skinColour[2]!), 'the light stripes look like skin');
+    const { layer, at } = blocks(150, 250, 200, 220, (x) => (x < 190 ? 'red' : x >= 200 ? 'blue' : false));
+    closeGaps(layer, striped, wearer, model, unit);
+    for (let y = 204; y < 216; y++) for (let x = 190; x < 200; x++) assert.equal(at(x, y).alpha, 1, `(${x}, ${y}) is closed`);
   });
 
   test('a gap over bare skin or the wall, or wider than a garment gap, stays open', () => {

@@ -7,15 +7,24 @@
  * the body). Those gaps are closed with the garment's own cloth, mirrored
  * in from both sides of the gap along the row (a print goes on; blended
  * across, it was smeared into streaks). Gaps over skin (an arm between
- * sleeve and body), the head or the hands stay open.
+ * sleeve and body), the head or the hands stay open. Skin is smooth: a
+ * skin-coloured pixel amid a pattern (a striped sleeve's light stripes under
+ * warm light) is cloth.
  */
 import type { PersonAnalysis, RawImage } from '../../../vision/types.ts';
 import type { Layer } from '../fit/render.ts';
-import { isSkin, type SkinModel } from './colour.ts';
+import { isSkin, luma, type SkinModel } from './colour.ts';
 import { HEAD_AND_HANDS } from './regions.ts';
 
 /** The widest gap closed, in shoulder widths. */
 const GAP = 0.2;
+/**
+ * A skin-coloured pixel is bare skin only where the person's luminance round it (within RADIUS pixels) deviates by
+ * less than this: an old striped sleeve deviates 30–40 (its light stripes matched a pale customer's skin under a pink
+ * light, and the gap was left open in stripes, #13), while skin, its shading and its edge against a garment stay
+ * well under it.
+ */
+const TEXTURED = { deviation: 20, radius: 3 } as const;
 /** A gap's end colour is the mean of this many garment pixels; a blended fill is smoothed over this many rows each way. */
 const EDGE = 3;
 const SMOOTH = 4;
@@ -53,7 +62,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       const i = (y0 + y) * width + x0 + x;
       if (person.matte.data[i]! < 128 || HEAD_AND_HANDS.has(person.layout.labels[i]!)) continue;
       const j = i * channels;
-      if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
+      if (skin && isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) && !textured(image, person, x0 + x, y0 + y)) continue;
       // Mirrored across the boundary between the nearer end and the gap.
       const mirror = x - left <= right - x ? 2 * left + 1 - x : 2 * right - 1 - x;
       if (mirror >= 0 && mirror < lw && layer.alpha[row + mirror]! >= 0.5) {
@@ -107,4 +116,24 @@ function smoothDown(layer: Layer, filled: Uint8Array): void {
     if (!filled[o]) continue;
     for (let c = 0; c < 3; c++) layer.rgb[o * 3 + c] = Math.round(smoothed[o * 3 + c]!);
   }
+}
+
+/** Whether the person's luminance deviates by TEXTURED.deviation or more within TEXTURED.radius of (x, y). */
+function textured(image: RawImage, person: PersonAnalysis, x: number, y: number): boolean {
+  const { width, height, data, channels } = image;
+  let sum = 0;
+  let squares = 0;
+  let n = 0;
+  for (let v = Math.max(0, y - TEXTURED.radius); v <= Math.min(height - 1, y + TEXTURED.radius); v++) {
+    for (let u = Math.max(0, x - TEXTURED.radius); u <= Math.min(width - 1, x + TEXTURED.radius); u++) {
+      const i = v * width + u;
+      if (person.matte.data[i]! < 128) continue;
+      const l = luma(data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!);
+      sum += l;
+      squares += l * l;
+      n++;
+    }
+  }
+  const mean = sum / Math.max(1, n);
+  return n > 0 && squares / n - mean * mean >= TEXTURED.deviation ** 2;
 }
