@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import type { GarmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
 import { garmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
-import { combineMattes } from '../../server/engines/warp/cutout/combine.ts';
+import { combineMattes, openSlits } from '../../server/engines/warp/cutout/combine.ts';
 import { GarmentSegmenter, inputTensor, stretch } from '../../server/engines/warp/cutout/learned.ts';
 import { readRawImage } from '../../server/vision/person.ts';
 import type { Mask } from '../../server/vision/types.ts';
@@ -103,6 +103,35 @@ describe('combining the learned and the classical matte', () => {
       assert.equal(Math.floor(y / 4) % 2, 1, 'a white stripe');
       assert.ok(at(combined, 50, y) >= 128, `(50, ${y}) on a white stripe stays garment`);
     }
+  });
+
+  test('a slit of backdrop between a hanging sleeve and the body, blurred shut, is opened within its window', () => {
+    // A dark top (x 40..160, y 20..180) on white: a sleeve on each side, parted from the body by a 4-pixel slit from
+    // y 40 to 160; the left slit shows the white backdrop, the right one a cloth nearly the top's colour.
+    const data = new Uint8Array(W * H * 3).fill(240);
+    for (let y = 20; y < 180; y++)
+      for (let x = 40; x < 160; x++) {
+        const slit = y >= 40 && y < 160 && ((x >= 56 && x < 60) || (x >= 140 && x < 144));
+        if (!slit) data.set([30, 30, 30], (y * W + x) * 3);
+        else if (x >= 140) data.set([45, 45, 45], (y * W + x) * 3);
+      }
+    const image = { data, width: W, height: H, channels: 3 as const };
+    const slits = (x: number, y: number) => y >= 40 && y < 160 && ((x >= 56 && x < 60) || (x >= 140 && x < 144));
+    const classical = mask((x, y) => square(40, 20, 160, 180)(x, y) && !slits(x, y));
+    const everywhere = { left: 0, right: W, top: 0, bottom: H };
+    const combined = mask(square(40, 20, 160, 180));
+    const opened = openSlits(combined, classical, [40, 20, 160, 180], image, everywhere);
+    assert.equal(combined.data[100 * W + 58], 0, 'the backdrop between the left sleeve and the body is open');
+    assert.equal(opened, 4 * 120);
+    assert.equal(combined.data[100 * W + 142], 255, "a slit of the top's own colour stays (a knit's openwork)");
+    assert.equal(combined.data[170 * W + 58], 255, 'below the slit, where the sleeve touches the body, it is cloth');
+    // Outside the window (beside the other armpit only), the same slit stays shut.
+    const elsewhere = mask(square(40, 20, 160, 180));
+    assert.equal(openSlits(elsewhere, classical, [40, 20, 160, 180], image, { ...everywhere, left: 120 }), 0);
+    // Too short to be a slit between a sleeve and the body: a notch of backdrop 10 rows tall.
+    const notch = mask(square(40, 20, 160, 180));
+    const notched = mask((x, y) => square(40, 20, 160, 180)(x, y) && !(x >= 56 && x < 60 && y >= 40 && y < 50));
+    assert.equal(openSlits(notch, notched, [40, 20, 160, 180], image, everywhere), 0);
   });
 
   test('an empty learned map gives no matte', () => {

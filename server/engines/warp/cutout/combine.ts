@@ -14,7 +14,7 @@
  * - Edge pixels take the classical alpha where the two mattes agree on
  *   their side of the edge, the learned probability where they do not.
  */
-import type { Mask } from '../../../vision/types.ts';
+import type { Mask, RawImage } from '../../../vision/types.ts';
 import { boxMean, components, squareFilter } from '../../../kernel/raster.ts';
 import { summarise, type GarmentMatte } from './alpha.ts';
 
@@ -24,6 +24,12 @@ const CLOSING = 0.012;
 const SMALL_HOLE = 0.02;
 /** Pieces smaller than this share of the largest are specks. */
 const MIN_COMPONENT = 0.08;
+/**
+ * A slit of backdrop between a sleeve and the body is opened again (openSlits) when it is at most `width` of the
+ * garment's width wide (the floral top's: up to 0.03) and reaches down `length` of its height, and its colour lies
+ * `contrast` (RGB distance) from the mean of the `side` pixels of garment on either side.
+ */
+const SLIT = { width: 0.05, length: 0.1, side: 4, contrast: 60 } as const;
 /** Trimming the learned outline to the classical one (trimToClassical): pixels deep, stretch's radius, agreement. */
 const TRIM = { depth: 2, stretch: 6, agree: 0.3 } as const;
 
@@ -101,6 +107,90 @@ function trimToClassical(alpha: Uint8Array, kept: Uint8Array, classical: Uint8Ar
     alpha[i] = Math.min(alpha[i]!, classical[i]!);
   }
 }
+
+/**
+ * Opens the slits of backdrop that the learned map, at 320 × 320, blurs shut: a hanging sleeve's inner edge and the
+ * body's side a few pixels apart (#13, #64), drawn as a white wedge along the arm. A slit is made of runs of rows
+ * that the combined matte calls garment and the classical one backdrop (flooded from the photo's border, so open to
+ * the outside), at most SLIT.width of the garment's width wide, with garment by both mattes on either side, in a
+ * colour far from that garment's on both sides (a cream knit's own light stitches, which the classical matte also
+ * takes for a light backdrop, are near its colour), and reaching down SLIT.length of the garment's height. Its
+ * pixels take the classical alpha. Only `within` one side's window (cutout/index.ts: beside the body's side, from the
+ * armpit down to the sleeve's end, where sleeves hang against the body): a trouser's white panels, a cream knit's
+ * openwork or a print's white lie so between darker cloth too. Returns how many pixels were opened; `alpha` is
+ * changed in place.
+ */
+export function openSlits(
+  alpha: Mask,
+  classical: Mask,
+  box: readonly [number, number, number, number],
+  image: RawImage,
+  within: SlitWindow,
+): number {
+  const { data, width } = alpha;
+  const [bx0, by0, bx1, by1] = box;
+  const [x0, x1] = [Math.max(bx0, Math.floor(within.left)), Math.min(bx1, Math.ceil(within.right))];
+  const [y0, y1] = [Math.max(by0, Math.floor(within.top)), Math.min(by1, Math.ceil(within.bottom))];
+  const widest = Math.max(2, Math.round(SLIT.width * (bx1 - bx0)));
+  const solid = (i: number): boolean => data[i]! >= 128 && classical.data[i]! >= 128;
+  const candidate = new Uint8Array(data.length);
+  for (let y = y0; y < y1; y++) {
+    const row = y * width;
+    let x = x0;
+    while (x < x1) {
+      if (data[row + x]! < 128 || classical.data[row + x]! >= 128) {
+        x++;
+        continue;
+      }
+      const from = x;
+      while (x < x1 && data[row + x]! >= 128 && classical.data[row + x]! < 128) x++;
+      if (from === x0 || x === x1 || x - from > widest || !solid(row + from - 1) || !solid(row + x)) continue;
+      const run = meanColour(image, row + from, row + x);
+      const left = meanColour(image, row + Math.max(x0, from - SLIT.side), row + from);
+      const right = meanColour(image, row + x, row + Math.min(x1, x + SLIT.side));
+      if (colourDistance(run, left) < SLIT.contrast || colourDistance(run, right) < SLIT.contrast) continue;
+      candidate.fill(1, row + from, row + x);
+    }
+  }
+  const { label, sizes } = components(candidate, width, 1);
+  const top = new Int32Array(sizes.length).fill(0x7fffffff);
+  const bottom = new Int32Array(sizes.length).fill(-1);
+  for (let i = 0; i < label.length; i++) {
+    const id = label[i]!;
+    if (id < 0) continue;
+    const y = Math.floor(i / width);
+    top[id] = Math.min(top[id]!, y);
+    bottom[id] = Math.max(bottom[id]!, y);
+  }
+  const shortest = SLIT.length * (by1 - by0);
+  let opened = 0;
+  for (let i = 0; i < label.length; i++) {
+    const id = label[i]!;
+    if (id < 0 || bottom[id]! - top[id]! < shortest) continue;
+    data[i] = classical.data[i]!;
+    opened++;
+  }
+  return opened;
+}
+
+/** Where slits are looked for (photo pixels): between a sleeve's inner edge and the body's side. */
+export interface SlitWindow {
+  left: number;
+  right: number;
+  top: number;
+  bottom: number;
+}
+
+/** Mean RGB of the photo's pixels [from, to) (indices of one row). */
+function meanColour(image: RawImage, from: number, to: number): [number, number, number] {
+  const { data, channels } = image;
+  const sum: [number, number, number] = [0, 0, 0];
+  for (let i = from; i < to; i++) for (let c = 0; c < 3; c++) sum[c]! += data[i * channels + c]!;
+  const n = Math.max(1, to - from);
+  return [sum[0] / n, sum[1] / n, sum[2] / n];
+}
+
+const colourDistance = (a: readonly number[], b: readonly number[]): number => Math.hypot(a[0]! - b[0]!, a[1]! - b[1]!, a[2]! - b[2]!);
 
 /** Fills enclosed holes of a 0/1 mask: small ones, and large ones the classical matte calls garment. */
 function fillHoles(garment: Uint8Array, width: number, height: number, area: number, classical: Uint8Array | null): void {

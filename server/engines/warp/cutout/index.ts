@@ -18,7 +18,7 @@ import { squareFilter } from '../../../kernel/raster.ts';
 import { bareSkinShare, clothingColour, isSkin, skinModel, type SkinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
-import { combineMattes } from './combine.ts';
+import { combineMattes, openSlits, type SlitWindow } from './combine.ts';
 import { cutInsideBack, frontNeckline, insideBackMask } from './inside-back.ts';
 import type { GarmentSegmenter } from './learned.ts';
 import { looksLikeOuterwear } from './closure.ts';
@@ -42,6 +42,11 @@ const MIN_SOLIDITY = 0.8;
  */
 const MIN_BAND_SOLIDITY = 0.7;
 const BANDS = 4;
+/**
+ * A slit between a hanging sleeve and the body is looked for within this share of the chest's width (armpit to
+ * armpit) of an armpit's column: the sleeve hangs against the body's side, on either side of it.
+ */
+const SLIT_REACH = 0.25;
 /**
  * On an on-model photo framed on the legs, the torso's and the thighs' clothing this close (RGB distance of their
  * means) are one garment, a dress; this far apart, a top over the bottoms for sale. Between, it is not clear.
@@ -166,10 +171,11 @@ function noNeck(model: PersonAnalysis): boolean {
 }
 
 function flatGarment(image: RawImage, requested: GarmentCategory, learned: Mask | null): GarmentCutout {
-  let matte = garmentMatte(image);
+  const classical = garmentMatte(image);
+  let matte = classical;
   if (learned) {
     // The learned map decides what is garment (white on white included); the classical matte keeps the edge.
-    const combined = combineMattes(learned, matte);
+    const combined = combineMattes(learned, classical);
     if (combined && combined.coverage >= MIN_COVERAGE && !fragmented(combined, image)) matte = combined;
   }
   if (matte && (matte.coverage < MIN_COVERAGE || fragmented(matte, image))) {
@@ -189,7 +195,25 @@ function flatGarment(image: RawImage, requested: GarmentCategory, learned: Mask 
   const silhouette = readSilhouette(matte.alpha);
   const category: WarpCategory = requested === 'auto' ? categoryOf(silhouette) : requested;
   const landmarks = category === 'bottom' ? lowerLandmarks(silhouette) : upperLandmarks(silhouette, category);
+  // The slits of backdrop between a hanging sleeve and the body, blurred shut by the learned map, are opened again.
+  // The landmarks are read with them shut: a sleeve hanging against the body is found where it parts from it near
+  // the hem, and opened, the slit ended it early.
+  if (classical && matte !== classical)
+    for (const window of slitWindows(landmarks)) openSlits(matte.alpha, classical.alpha, matte.box, image, window);
   return crop(image, matte.alpha, matte.box, landmarks, category, requested === 'auto' ? 'silhouette' : 'request', 'flat');
+}
+
+/**
+ * Where a slit between a hanging sleeve and the body lies (openSlits): beside each armpit's column, within SLIT_REACH
+ * of the chest's width, from the armpit down to the sleeve's end. None when the sleeves do not hang.
+ */
+function slitWindows(g: GarmentLandmarks): SlitWindow[] {
+  if (!g.sleevesHang || !g.leftArmpit || !g.rightArmpit || !g.leftSleeveEnd || !g.rightSleeveEnd) return [];
+  const reach = SLIT_REACH * Math.abs(g.leftArmpit.x - g.rightArmpit.x);
+  return [
+    [g.leftArmpit, g.leftSleeveEnd],
+    [g.rightArmpit, g.rightSleeveEnd],
+  ].map(([pit, end]) => ({ left: pit!.x - reach, right: pit!.x + reach, top: pit!.y, bottom: end!.y }));
 }
 
 function fragmented(matte: GarmentMatte, image: RawImage): boolean {
