@@ -16,7 +16,7 @@ import { placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { renderGarment, type Layer } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { POSE, REGION } from '../../server/vision/types.ts';
-import { H, W, greyLayer, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+import { H, SKIN, W, greyLayer, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const { image, person } = syntheticPerson();
 const body = bodyFrame(person);
@@ -123,6 +123,43 @@ describe('warp post-conditions', () => {
     const edged = rectangle(155, 150, 245, 300);
     for (let x = 0; x < edged.width; x++) edged.alpha[x] = 0.5;
     assert.ok(!layerViolations(edged, 'top', body, person).some((v) => v.check === 'opacity'));
+  });
+
+  test('old clothing: beside a bare upper arm, what its region takes in that is not skin is no old sleeve', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    const [shoulder, elbow] = [wearer.landmarks[POSE.leftShoulder]!, wearer.landmarks[POSE.leftElbow]!];
+    const t = (y: number): number => (y - shoulder.y) / (elbow.y - shoulder.y);
+    for (let y = 160; y < 232; y++) {
+      const axis = shoulder.x + (elbow.x - shoulder.x) * t(y);
+      // The left upper arm bare (its old sleeve was skin-tight and is now skin), and a dark bag strap 30 pixels wide
+      // hanging just outside it, inside the arm's region in the layout.
+      for (let x = Math.round(axis - 13); x <= Math.round(axis + 13); x++) photo.data.set(SKIN, (y * W + x) * 3);
+      for (let x = Math.round(axis + 15); x < Math.round(axis + 45); x++) {
+        photo.data.set([30, 30, 30], (y * W + x) * 3);
+        wearer.matte.data[y * W + x] = 255;
+        wearer.layout.labels[y * W + x] = REGION.leftUpperArm;
+      }
+    }
+    // A new top over the torso and the other arm; the photo otherwise unchanged.
+    const cover = rectangle(120, 130, 250, 320);
+    const skin = skinModel(photo, wearer);
+    assert.equal(oldClothingViolation(photo, Uint8Array.from(photo.data), wearer, skin, [{ layer: cover, category: 'top' }]), null);
+    // The same strap beside an arm in a sleeve is old clothing.
+    const sleeved = syntheticPerson();
+    for (let y = 160; y < 232; y++) {
+      const axis = shoulder.x + (elbow.x - shoulder.x) * t(y);
+      for (let x = Math.round(axis + 15); x < Math.round(axis + 45); x++) {
+        sleeved.image.data.set([30, 30, 30], (y * W + x) * 3);
+        sleeved.person.matte.data[y * W + x] = 255;
+        sleeved.person.layout.labels[y * W + x] = REGION.leftUpperArm;
+      }
+    }
+    const covered = [{ layer: cover, category: 'top' as const }];
+    const plain = Uint8Array.from(sleeved.image.data);
+    assert.equal(
+      oldClothingViolation(sleeved.image, plain, sleeved.person, skinModel(sleeved.image, sleeved.person), covered)?.check,
+      'old-clothing',
+    );
   });
 
   test('old clothing: a cami over the old long-sleeved top, leaving it on the chest, is caught', () => {

@@ -544,6 +544,23 @@ describe('rendering and compositing', () => {
     assert.ok(distanceToSkin < 50 && distanceToOld > 150, `old sleeve at the elbow became ${elbow}`);
   });
 
+  test('beside a bare forearm, what its region takes in that is not skin (the trousers by a hanging hand) stays', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    // Dark trouser cloth just outside the left forearm (x 270–292 at y 290), inside its region in the layout.
+    const patch: number[] = [];
+    for (let y = 280; y < 300; y++)
+      for (let x = 293; x < 298; x++) {
+        const i = y * W + x;
+        photo.data.set([60, 70, 80], i * 3);
+        wearer.matte.data[i] = 255;
+        wearer.layout.labels[i] = REGION.leftLowerArm;
+        patch.push(i);
+      }
+    const drawn = compose({ image: photo, person: wearer, layers: [{ layer: renderGarment(tee, placement, W, H), category: 'top' }] });
+    const changed = patch.filter((i) => [0, 1, 2].some((c) => drawn[i * 3 + c] !== photo.data[i * 3 + c])).length;
+    assert.equal(changed, 0, `${changed} of ${patch.length} pixels beside the bare forearm were painted over as an old sleeve`);
+  });
+
   test('the old top’s loose sides go beside a new top, and stay across a band below its hem (no notches of wall)', () => {
     // A short new top over the middle of the torso from the shoulders to y 255; the old top runs on below it (the
     // torso's label to y 270) and stands out past the torso's core (shoulders to hip joints) at its sides.

@@ -26,7 +26,8 @@ import type { Layer } from './fit/render.ts';
 import type { WarpCategory } from './types.ts';
 import { squareFilter } from '../../kernel/raster.ts';
 import { summarise } from './cutout/alpha.ts';
-import { layerCoverage } from './composite/compose.ts';
+import { CORE_RADIUS2, layerCoverage } from './composite/compose.ts';
+import { limbPaint } from './composite/limbs.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
 import { chinRow } from './composite/neckline.ts';
 
@@ -241,6 +242,8 @@ export function oldClothingViolation(
   // A dress over trousers or jeans is worn that way: below its hem the old legs are not checked, only the hips.
   const lower = layers.some((l) => l.category === 'bottom' || l.category === 'dress');
   const bottoms = layers.some((l) => l.category === 'bottom');
+  // Across a bare stretch of an arm no old sleeve goes round it (limbs.ts): what lies there beside it is not one.
+  const limbs = upper ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
   let region = 0;
   let showing = 0;
   for (let i = 0; i < width * height; i++) {
@@ -251,6 +254,7 @@ export function oldClothingViolation(
     if (coverage[i]! >= 0.5) continue;
     const j = i * channels;
     if (isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) continue;
+    if (limbs && limbs.bareSection(i)) continue;
     if (result[i * 3] === data[j] && result[i * 3 + 1] === data[j + 1] && result[i * 3 + 2] === data[j + 2]) showing++;
   }
   if (region === 0 || showing <= OLD_CLOTHING * region) return null;

@@ -71,7 +71,7 @@ const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 /** How far (pixels) round a painted pixel the old clothing's texture is measured. */
 const TEXTURE_RADIUS = 2;
 /** The body's core: within this share (squared) of each bone's radius. */
-const CORE_RADIUS2 = 0.8;
+export const CORE_RADIUS2 = 0.8;
 /** A leg is inside new bottoms in a row where they cover at least this share of it. */
 const SHEATHED = 0.3;
 /** Old bottoms beside new ones are told by their colour averaged over a square of this radius (pixels). */
@@ -212,6 +212,8 @@ function removeOldClothing(
       // Skin stays; on an arm only bare skin does: beside its shape a pink sleeve's skin-coloured specks would stand
       // alone, and inside it the skin seen through a crochet or lace sleeve's holes would dot the painted arm.
       if (isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
+      // Across a bare stretch of the arm no old sleeve goes round it: what is not skin there lies beside it.
+      if (arm !== null && limbs.bareSection(i)) continue;
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
       // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
       const core =

@@ -71,6 +71,12 @@ const BINS = 9;
  * that is not bare is looked for up to CLONE.search pixels along the arm.
  */
 const CLONE = { quantile: 0.02, length: 0.12, fill: 0.5, across: 0.8, search: 3, inward: [1, 0.8, 0.6, 0.4, 0.2, 0] } as const;
+/**
+ * An arm is bare across its width at a place along it where its bare pixels within `step` pixels along it cover at least
+ * `share` of its shape's width there: the arm region reaches past the arm (the trousers beside a hanging hand were
+ * taken for an old sleeve and painted over as skin and wall).
+ */
+const BARE_SECTION = { step: 2, share: 0.5 } as const;
 /** A limb's colours are known from at least this many of its bare pixels, over at least MIN_BINS bins. */
 const MIN_PIXELS = 300;
 const MIN_BINS = 3;
@@ -109,6 +115,12 @@ export interface LimbPaint {
   lit(region: number): boolean;
   /** Whether a photo pixel (by index) is bare skin: skin-coloured over an area, as BARE says, not a speck. */
   bareAt(i: number): boolean;
+  /**
+   * Whether a photo pixel (by index) of an arm region lies across a bare stretch of its arm (BARE_SECTION): no sleeve
+   * goes round the arm there, so what is not skin beside it is something else (the trousers by a hanging hand, a
+   * watch), not an old sleeve.
+   */
+  bareSection(i: number): boolean;
 }
 
 /** The limbs' paint per person and skin model, found once for every compositing of a try-on. */
@@ -234,6 +246,27 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     return { from, to };
   });
   const sample = { x: 0, y: 0 };
+  // Each arm's bare sections: its bare pixels counted in steps along it, against the shape's width there.
+  const sections = LIMBS.map((limb, k) => {
+    if (!limb.arm) return null;
+    const upper = axes[limb.upper]!;
+    const lower = axes[limb.lower]!;
+    const steps = Math.ceil((upper.len + lower.len) / BARE_SECTION.step) + 1;
+    const counts = new Float32Array(steps);
+    for (const i of bare[k]!) {
+      const u = alongArm(axes, limb, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
+      if (u >= 0 && u < steps * BARE_SECTION.step) counts[Math.floor(u / BARE_SECTION.step)]!++;
+    }
+    const covered = new Uint8Array(steps);
+    for (let s = 0; s < steps; s++) {
+      const u = (s + 0.5) * BARE_SECTION.step;
+      const a = u <= upper.len ? upper : lower;
+      const t = Math.max(0, Math.min(1, a === upper ? u / upper.len : (u - upper.len) / lower.len));
+      const half = a.from + (a.to - a.from) * t;
+      covered[s] = counts[s]! >= BARE_SECTION.share * 2 * half * BARE_SECTION.step ? 1 : 0;
+    }
+    return covered;
+  });
 
   // Every arm pixel's place in the arm's shape, found here once (compose.ts visits them on every compositing of the
   // try-on); a colour is found only for a pixel being painted.
@@ -300,6 +333,14 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     lit(region) {
       const k = limbOf[region]!;
       return k >= 0 && LIMBS[k]!.arm && colours[k] !== null;
+    },
+    bareSection(i) {
+      const k = limbOf[labels[i]!]!;
+      const covered = k < 0 ? null : sections[k];
+      if (!covered) return false;
+      const u = alongArm(axes, LIMBS[k]!, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
+      const s = Math.floor(u / BARE_SECTION.step);
+      return s >= 0 && s < covered.length && covered[s] === 1;
     },
     bareAt(i) {
       // Skin over an area: at least BARE.share of the pixels within BARE.radius are skin-coloured.
