@@ -13,7 +13,7 @@ import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
-import { restOnShoulders } from '../../server/engines/warp/fit/drape.ts';
+import { restOnShoulders, roundCorners } from '../../server/engines/warp/fit/drape.ts';
 import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
 import { inBand, ownedBy, placeGarment } from '../../server/engines/warp/fit/place.ts';
@@ -715,6 +715,25 @@ describe('cloth resting on the shoulders', () => {
     assert.equal(alpha(200, 125), 1, 'the collar beside the neck');
     assert.equal(alpha(250, 160), 1, 'the top of the left shoulder');
     assert.equal(alpha(105, 390), 1, 'loose cloth well below the armpits');
+  });
+
+  test('a square corner is rounded where it may be; a straight edge, and a corner on the body, stay', () => {
+    // A 60 × 40 block with its top-left corner at (20, 10), and a 6-pixel strap standing up from its top edge.
+    const [x0, y0, width, height] = [0, 0, 100, 60];
+    const layer = greyLayer(x0, y0, width, height, { alpha: 0 });
+    for (let y = 10; y < 50; y++) for (let x = 20; x < 80; x++) layer.alpha[y * width + x] = 1;
+    for (let y = 2; y < 10; y++) for (let x = 60; x < 66; x++) layer.alpha[y * width + x] = 1;
+    const before = Float32Array.from(layer.alpha);
+    const alpha = (x: number, y: number): number => layer.alpha[y * width + x]!;
+    // Free only left of x 50: the right half (with the strap) lies on the body.
+    roundCorners(layer, 10, (x) => x < 50);
+    assert.equal(alpha(20, 10), 0, 'the top-left corner goes');
+    assert.ok(alpha(22, 13) < 1, 'and so does what a disc of radius 10 cannot reach there');
+    assert.equal(alpha(40, 10), 1, 'the top edge between the corners stays');
+    assert.equal(alpha(20, 30), 1, 'the left edge stays');
+    assert.equal(alpha(79, 10), 1, 'the top-right corner, on the body, stays');
+    assert.equal(alpha(62, 4), 1, 'the strap, on the body, stays');
+    for (let x = 50; x < width; x++) for (let y = 0; y < height; y++) assert.equal(layer.alpha[y * width + x], before[y * width + x]);
   });
 });
 

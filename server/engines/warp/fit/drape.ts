@@ -14,9 +14,10 @@ import type { Layer } from './render.ts';
 /**
  * The margin past the person's outline, in shoulder widths: `top` at the shoulders' tops, growing to `bottom`
  * at `depth` torso lengths below the shoulders (about the armpits), free below. Within `neck` shoulder widths of
- * the centre line nothing is clipped (collars, hoods). `feather` pixels soften the cut.
+ * the centre line nothing is clipped (collars, hoods). `feather` pixels soften the cut. What stands past the outline
+ * there is rounded to `corner` shoulder widths (roundCorners).
  */
-const DRAPE = { top: 0.03, bottom: 0.16, depth: 0.3, neck: 0.3, feather: 1.5 } as const;
+const DRAPE = { top: 0.03, bottom: 0.16, depth: 0.3, neck: 0.3, feather: 1.5, corner: 0.15 } as const;
 
 /** A box of photo pixels, [x0, x1) × [y0, y1). */
 interface Box {
@@ -36,14 +37,21 @@ export function distanceToBody(person: PersonAnalysis, box: Box): Float32Array {
   const labels = person.layout.labels;
   const w = box.x1 - box.x0;
   const h = box.y1 - box.y0;
-  const far = 1e9;
-  const d = new Float32Array(w * h);
+  const body = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = (box.y0 + y) * width + box.x0 + x;
-      d[y * w + x] = data[i]! >= 128 && labels[i] !== REGION.head ? 0 : far;
+      body[y * w + x] = data[i]! >= 128 && labels[i] !== REGION.head ? 1 : 0;
     }
   }
+  return chamfer(body, w, h);
+}
+
+/** Distance (px, chamfer 3-4 / 3) from each pixel of a w × h grid to the nearest pixel where `from` is 1. */
+function chamfer(from: Uint8Array, w: number, h: number): Float32Array {
+  const far = 1e9;
+  const d = new Float32Array(w * h);
+  for (let k = 0; k < d.length; k++) d[k] = from[k] ? 0 : far;
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const k = y * w + x;
@@ -115,5 +123,36 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
       layer.alpha[o] = layer.alpha[o]! * keep;
     }
   }
+  // What still stands past the person's outline near the shoulders is rounded: a flat garment's square corner,
+  // even within the margin, read as a boxy pad where a shoulder is round.
+  roundCorners(layer, Math.round(DRAPE.corner * unit), (px, py) => {
+    if (Math.abs(across(px, py)) < DRAPE.neck * unit || (along(px, py) - top) / depth > 1) return false;
+    const inside = px >= box.x0 && py >= box.y0 && px < box.x1 && py < box.y1;
+    return !inside || distance[(py - box.y0) * bw + px - box.x0]! > 1;
+  });
   return layer;
+}
+
+/**
+ * Rounds the layer's convex corners to `radius` pixels (a morphological opening of its solid pixels, alpha ≥ 0.5:
+ * what a disc of that radius rolled inside it cannot reach goes) where `free(x, y)` says a photo pixel may go. The
+ * layer is changed.
+ */
+export function roundCorners(layer: Layer, radius: number, free: (x: number, y: number) => boolean): void {
+  const { width: w, height: h, alpha } = layer;
+  if (radius < 2) return;
+  const outside = new Uint8Array(w * h);
+  for (let k = 0; k < outside.length; k++) outside[k] = alpha[k]! < 0.5 ? 1 : 0;
+  const depthIn = chamfer(outside, w, h);
+  const core = new Uint8Array(w * h);
+  for (let k = 0; k < core.length; k++) core[k] = depthIn[k]! > radius ? 1 : 0;
+  const fromCore = chamfer(core, w, h);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const k = y * w + x;
+      if (alpha[k]! <= 0 || fromCore[k]! <= radius) continue;
+      if (!free(layer.x0 + x, layer.y0 + y)) continue;
+      alpha[k] = alpha[k]! * Math.max(0, Math.min(1, radius + 0.5 - fromCore[k]!));
+    }
+  }
 }
