@@ -726,7 +726,7 @@ describe('cloth resting on the shoulders', () => {
     const before = Float32Array.from(layer.alpha);
     const alpha = (x: number, y: number): number => layer.alpha[y * width + x]!;
     // Free only left of x 50: the right half (with the strap) lies on the body.
-    roundCorners(layer, 10, (x) => x < 50);
+    roundCorners(layer, 10, height, (x) => x < 50);
     assert.equal(alpha(20, 10), 0, 'the top-left corner goes');
     assert.ok(alpha(22, 13) < 1, 'and so does what a disc of radius 10 cannot reach there');
     assert.equal(alpha(40, 10), 1, 'the top edge between the corners stays');

@@ -125,7 +125,9 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
   }
   // What still stands past the person's outline near the shoulders is rounded: a flat garment's square corner,
   // even within the margin, read as a boxy pad where a shoulder is round.
-  roundCorners(layer, Math.round(DRAPE.corner * unit), (px, py) => {
+  const radius = Math.round(DRAPE.corner * unit);
+  const rows = Math.min(layer.height, Math.ceil(Math.min(layer.y0 + layer.height, lowest)) - layer.y0 + 2 * radius + 1);
+  roundCorners(layer, radius, rows, (px, py) => {
     if (Math.abs(across(px, py)) < DRAPE.neck * unit || (along(px, py) - top) / depth > 1) return false;
     const inside = px >= box.x0 && py >= box.y0 && px < box.x1 && py < box.y1;
     return !inside || distance[(py - box.y0) * bw + px - box.x0]! > 1;
@@ -134,13 +136,14 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
 }
 
 /**
- * Rounds the layer's convex corners to `radius` pixels (a morphological opening of its solid pixels, alpha ≥ 0.5:
- * what a disc of that radius rolled inside it cannot reach goes) where `free(x, y)` says a photo pixel may go. The
- * layer is changed.
+ * Rounds the convex corners of the layer's first `rows` rows to `radius` pixels (a morphological opening of its solid
+ * pixels, alpha ≥ 0.5: what a disc of that radius rolled inside it cannot reach goes) where `free(x, y)` says a photo
+ * pixel may go. The layer is changed.
  */
-export function roundCorners(layer: Layer, radius: number, free: (x: number, y: number) => boolean): void {
-  const { width: w, height: h, alpha } = layer;
-  if (radius < 2) return;
+export function roundCorners(layer: Layer, radius: number, rows: number, free: (x: number, y: number) => boolean): void {
+  const { width: w, alpha } = layer;
+  const h = Math.max(0, Math.min(layer.height, rows));
+  if (radius < 2 || h === 0) return;
   const outside = new Uint8Array(w * h);
   for (let k = 0; k < outside.length; k++) outside[k] = alpha[k]! < 0.5 ? 1 : 0;
   const depthIn = chamfer(outside, w, h);
