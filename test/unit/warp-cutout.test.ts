@@ -337,6 +337,21 @@ describe('a strapless dress’s landmarks', () => {
   });
 });
 
+describe('a cami’s landmarks', () => {
+  test('straps sewn at the cup’s outer corners, straight above its sides, hang it from their tops; its armpits are the corners', async () => {
+    // A cropped cami: a cup from x 150 to 450, its top edge dipping from y 260 at the sides to 290 in the middle; two
+    // 10-pixel straps rising straight from its corners to y 100.
+    const CAMI =
+      `<path d="M150 260 Q300 320 450 260 L450 520 L150 520 Z" fill="#e8c020"/>` +
+      `<rect x="150" y="100" width="10" height="170" fill="#e8c020"/><rect x="440" y="100" width="10" height="170" fill="#e8c020"/>`;
+    const cami = upperLandmarks(readSilhouette(garmentMatte(await drawn(CAMI, 'white'))!.alpha), 'top');
+    near(cami.leftShoulder, 445, 100, 8, 'the strap’s top on the image’s right is the wearer’s left shoulder');
+    near(cami.rightShoulder, 155, 100, 8, 'the strap’s top on the image’s left');
+    assert.ok(cami.leftArmpit!.y > 240 && cami.rightArmpit!.y > 240, `the armpits at the cup’s corners: ${JSON.stringify(cami)}`);
+    assert.equal(cami.neckFront, undefined, 'no neckline to put at the neck');
+  });
+});
+
 describe('a tank top’s landmarks', () => {
   test('armholes cut in deep below wide straps: armpits at their bottoms, shoulders above them; a halter’s band is not straps', async () => {
     // A basketball jersey: straps 200–250 and 350–400 at y 100 round a scooped neck, armholes curving out to the

@@ -297,6 +297,9 @@ export function armpitOf(s: Silhouette, body: UpperBody, side: 'left' | 'right')
   return null;
 }
 
+/** A run of a row this narrow (in half body widths) at the top of a sleeveless garment is a strap, not its body. */
+const STRAP_RUN = 0.2;
+
 /** The neckline: lowest at the centre between the shoulders; its image-left and image-right ends where it rises to the top. */
 export function necklineOf(s: Silhouette, body: UpperBody): { front: Point; imageLeft: Point; imageRight: Point } {
   const { centre } = body;
@@ -418,7 +421,22 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
 
   // Shoulders: the top of the silhouette straight above the body's sides (sleeved) or its top corners (straps).
   // A fitted body is narrower at the waist than at the chest: the shoulder seams are at least as wide as the armpits.
-  const shoulder = (x: number): Point => ({ x, y: Math.max(s.top, topAt(s, Math.round(x))) });
+  // A strap standing straight above the body's side (a cami's, sewn at the cup's outer corners) is no shoulder: the
+  // top there is where the strap widens into the body.
+  const shoulder = (x: number): Point => {
+    const column = Math.round(x);
+    let y = Math.max(s.top, topAt(s, column));
+    for (let row = y; !sleeved && row < s.top + 0.5 * h; row++) {
+      const r = s.rows[row];
+      if (!r) continue;
+      const [a, b] = runAt(r, column);
+      if (b - a >= STRAP_RUN * body.half) {
+        y = row;
+        break;
+      }
+    }
+    return { x, y };
+  };
   const imageLeftShoulder = shoulder(Math.min(body.left, sleeved ? pitL.x : body.left) + 0.04 * body.half);
   const imageRightShoulder = shoulder(Math.max(body.right, sleeved ? pitR.x : body.right) - 0.04 * body.half);
   const neck = necklineOf(s, body);
