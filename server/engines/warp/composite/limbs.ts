@@ -81,6 +81,13 @@ const BARE_SECTION = { step: 2, share: 0.5 } as const;
 const MIN_PIXELS = 300;
 const MIN_BINS = 3;
 
+/** The bone `along` pixels down an arm (alongArm) lies on, and how far along it (0 to 1, clamped). */
+function boneAt(axes: readonly (Axis | undefined)[], limb: Limb, along: number): { a: Axis; t: number } {
+  const upper = axes[limb.upper]!;
+  const a = along <= upper.len ? upper : axes[limb.lower]!;
+  return { a, t: Math.max(0, Math.min(1, a === upper ? along / upper.len : (along - upper.len) / a.len)) };
+}
+
 /** A limb region's bone from a to a + (dx, dy), and the limb's half-width at a (`from`) and at its other end (`to`). */
 interface Axis {
   ax: number;
@@ -249,9 +256,7 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
   // Each arm's bare sections: its bare pixels counted in steps along it, against the shape's width there.
   const sections = LIMBS.map((limb, k) => {
     if (!limb.arm) return null;
-    const upper = axes[limb.upper]!;
-    const lower = axes[limb.lower]!;
-    const steps = Math.ceil((upper.len + lower.len) / BARE_SECTION.step) + 1;
+    const steps = Math.ceil((axes[limb.upper]!.len + axes[limb.lower]!.len) / BARE_SECTION.step) + 1;
     const counts = new Float32Array(steps);
     for (const i of bare[k]!) {
       const u = alongArm(axes, limb, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
@@ -259,9 +264,7 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     }
     const covered = new Uint8Array(steps);
     for (let s = 0; s < steps; s++) {
-      const u = (s + 0.5) * BARE_SECTION.step;
-      const a = u <= upper.len ? upper : lower;
-      const t = Math.max(0, Math.min(1, a === upper ? u / upper.len : (u - upper.len) / lower.len));
+      const { a, t } = boneAt(axes, limb, (s + 0.5) * BARE_SECTION.step);
       const half = a.from + (a.to - a.from) * t;
       covered[s] = counts[s]! >= BARE_SECTION.share * 2 * half * BARE_SECTION.step ? 1 : 0;
     }
@@ -366,9 +369,7 @@ function alongArm(axes: readonly (Axis | undefined)[], limb: Limb, px: number, p
 
 /** The point `along` pixels down an arm (alongArm) and `across` its half-width off its axis, written to `out`. */
 function pointOnArm(axes: readonly (Axis | undefined)[], limb: Limb, along: number, across: number, out: { x: number; y: number }): void {
-  const upper = axes[limb.upper]!;
-  const a = along <= upper.len ? upper : axes[limb.lower]!;
-  const t = Math.max(0, Math.min(1, a === upper ? along / upper.len : (along - upper.len) / a.len));
+  const { a, t } = boneAt(axes, limb, along);
   // The normal on which project() measures a positive side.
   const off = across * (a.from + (a.to - a.from) * t);
   out.x = a.ax + t * a.dx + (off * a.dy) / a.len;
