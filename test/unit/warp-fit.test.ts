@@ -680,6 +680,19 @@ describe('legs inside new bottoms', () => {
     assert.ok(distanceTo(at(212, 400), WALL) < 12, `beside the new leg: ${at(212, 400)}`);
     assert.ok(distanceTo(at(228, 520), SKIN) < 60, `below the hem, on the leg: ${at(228, 520)}`);
   });
+
+  test('an old trouser leg in a skin-like colour (khaki) beside them becomes the wall too', () => {
+    const { image, person } = syntheticPerson();
+    const skin = skinModel(image, person)!;
+    const KHAKI = [210, 170, 135] as const;
+    assert.ok(isSkin(skin, ...KHAKI), 'khaki passes for skin by colour');
+    for (let i = 330 * W; i < 480 * W; i++) if (image.data[i * 3] === 60) image.data.set(KHAKI, i * 3);
+    // New trousers over the middle of the old ones (x 175..225), from y 330 to 480.
+    const out = compose({ image, person, layers: [{ layer: greyLayer(175, 330, 51, 150), category: 'bottom' }] });
+    const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    assert.ok(distanceTo(at(165, 400), WALL) < 12, `beside the new trousers: ${at(165, 400)}`);
+    assert.ok(distanceTo(at(236, 400), WALL) < 12, `beside the new trousers: ${at(236, 400)}`);
+  });
 });
 
 describe('old bottoms beside new ones at the hips', () => {
@@ -697,6 +710,26 @@ describe('old bottoms beside new ones at the hips', () => {
     const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
     assert.ok(distanceTo(at(182, 310), WALL) < 12, `old trousers beside the new ones: ${at(182, 310)}`);
     assert.deepEqual(at(170, 305), [...OLD_TOP], 'the old top over the hips');
+  });
+
+  test('between a hanging arm and new bottoms that reach it are covered by them; the arm stays in front', () => {
+    const { image, person } = syntheticPerson();
+    // Old trouser cloth just outside the left forearm (which spans about x 271..293 at y 305), inside its region.
+    const patch: number[] = [];
+    for (let y = 300; y < 315; y++)
+      for (let x = 296; x < 301; x++) {
+        const i = y * W + x;
+        image.data.set([60, 70, 80], i * 3);
+        person.matte.data[i] = 255;
+        person.layout.labels[i] = REGION.leftLowerArm;
+        patch.push(i);
+      }
+    // New bottoms wider than the hips, out past the forearm.
+    const out = compose({ image, person, layers: [{ layer: greyLayer(160, 295, 150, 100), category: 'bottom' }] });
+    const grey = patch.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
+    assert.ok(grey > 0.9 * patch.length, `${grey} of ${patch.length} pixels beside the arm drawn over`);
+    const arm = (305 * W + 282) * 3;
+    assert.deepEqual(Array.from(out.subarray(arm, arm + 3)), Array.from(image.data.subarray(arm, arm + 3)), 'the forearm');
   });
 });
 

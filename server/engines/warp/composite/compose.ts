@@ -17,7 +17,8 @@
  *    colour, so hues stay the garment's own.
  * 3. Layers go on in order with their anti-aliased alpha, behind the head
  *    (below the chin only its skin and hair) and the hands always, and
- *    behind the arms except for sleeves and the shoulder caps.
+ *    behind the arms except for sleeves and the shoulder caps (bottoms
+ *    behind an arm's own shape, not all of its region).
  *
  * Pixels that no step touches keep the photo's exact bytes: the face, hands
  * and background are untouched.
@@ -211,7 +212,10 @@ function removeOldClothing(
       const arm = limbs.shape[i] === 0 ? null : (limbs.shape[i]! - OUTSIDE) / (INSIDE - OUTSIDE);
       // Skin stays; on an arm only bare skin does: beside its shape a pink sleeve's skin-coloured specks would stand
       // alone, and inside it the skin seen through a crochet or lace sleeve's holes would dot the painted arm.
-      if (isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
+      // Beside new bottoms, on a leg they sheathe in this row, nothing is the leg's skin: an old trouser leg in a
+      // skin-like colour (khaki, beige) goes there like any other.
+      const besideLeg = sheathed !== null && sheathed.legInside(label, y) && sheathed.beyond(x, y);
+      if (!besideLeg && isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
       // Across a bare stretch of the arm no old sleeve goes round it: what is not skin there lies beside it.
       if (arm !== null && limbs.bareSection(i)) continue;
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
@@ -324,6 +328,8 @@ interface Sheath {
    * the arm's shadowed edge is not told from them.
    */
   beside(label: number, x: number, y: number): boolean;
+  /** Whether x lies left or right of all new bottoms in row y. */
+  beyond(x: number, y: number): boolean;
 }
 
 /** The regions that new bottoms sheathe: the legs, and at the waistband the torso and hips. */
@@ -366,6 +372,7 @@ function sheathedBody(
   for (let k = 0; k < size; k++) rows[k] = total[k]! > 0 && covered[k]! >= SHEATHED * total[k]! ? 1 : 0;
   return {
     legInside: (label, y) => LEGS.has(label) && rows[label * height + y] === 1,
+    beyond: (x, y) => x < left[y]! || x > right[y]!,
     beside: (label, x, y) => {
       if (!colours || (label !== REGION.hips && label !== REGION.torso)) return false;
       if (x >= left[y]! && x <= right[y]!) return false;
@@ -525,6 +532,7 @@ function drawLayer(
   const U = Math.hypot(person.landmarks[11]!.x - person.landmarks[12]!.x, person.landmarks[11]!.y - person.landmarks[12]!.y);
   const shoulders = [person.landmarks[11]!, person.landmarks[12]!];
   const capRadius2 = (0.3 * U) ** 2;
+  const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
 
   // Bare skin is skin-coloured over an area: a few skin-coloured pixels on old clothing (pink cloth, a light seam)
   // are not, or the new garment would be drawn round them and the old clothing would show through in specks.
@@ -547,7 +555,9 @@ function drawLayer(
       const i = (y0 + y) * width + x0 + x;
       const label = labels[i]!;
       let ok = HANDS.has(label) ? !hands[o] : !HEAD_AND_HANDS.has(label) || (underChin !== null && underChin[i]! > 0);
-      if (ok && category === 'bottom' && ARMS.has(label)) ok = false;
+      // Bottoms go behind an arm hanging beside them: behind its own shape (limbs.ts), not all of its region, which
+      // takes in the old trousers between the arm and the hip.
+      if (ok && category === 'bottom' && ARMS.has(label) && (!limbs || limbs.shape[i]! > OUTSIDE)) ok = false;
       allowed[o] = ok ? 1 : 0;
       if (!ok) continue;
       const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
