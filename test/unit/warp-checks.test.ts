@@ -171,6 +171,16 @@ describe('warp post-conditions', () => {
     );
   });
 
+  test('old clothing: trousers below a skirt’s hem are worn that way; below new trousers’ hem they are caught', () => {
+    // Short bottoms over the hips (labelled from y 280), down to y 340 (the old trousers run from y 310 to 560).
+    const bottoms = rectangle(150, 270, 250, 340);
+    const skin = skinModel(image, person);
+    const skirt = [{ layer: bottoms, category: 'bottom' as const, skirt: true }];
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: skirt }), person, skin, skirt), null);
+    const trousers = [{ layer: bottoms, category: 'bottom' as const }];
+    assert.equal(oldClothingViolation(image, Uint8Array.from(image.data), person, skin, trousers)?.check, 'old-clothing');
+  });
+
   test('pose: both forearms folded across the chest are refused, arms down are not', () => {
     const crossed = {
       ...person,

@@ -681,6 +681,17 @@ describe('legs inside new bottoms', () => {
     assert.ok(distanceTo(at(228, 520), SKIN) < 60, `below the hem, on the leg: ${at(228, 520)}`);
   });
 
+  test('a skirt leaves the old trousers below its hem as they are; beside it, in the rows it covers, they go', () => {
+    const { image, person } = syntheticPerson();
+    // A skirt narrower than the old trousers (x 160..240), from y 300 down to y 420.
+    const out = compose({ image, person, layers: [{ layer: greyLayer(175, 300, 51, 120), category: 'bottom', skirt: true }] });
+    const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    const photo = (x: number, y: number): number[] => Array.from(image.data.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    assert.deepEqual(at(200, 480), photo(200, 480), 'the trousers below the hem');
+    assert.deepEqual(at(170, 430), photo(170, 430), 'the trousers below the hem, at the side');
+    assert.ok(distanceTo(at(165, 380), WALL) < 12, `beside the skirt: ${at(165, 380)}`);
+  });
+
   test('an old trouser leg in a skin-like colour (khaki) beside them becomes the wall too', () => {
     const { image, person } = syntheticPerson();
     const skin = skinModel(image, person)!;

@@ -26,7 +26,7 @@ import type { Layer } from './fit/render.ts';
 import type { WarpCategory } from './types.ts';
 import { squareFilter } from '../../kernel/raster.ts';
 import { summarise } from './cutout/alpha.ts';
-import { CORE_RADIUS2, layerCoverage } from './composite/compose.ts';
+import { CORE_RADIUS2, layerCoverage, replaced, type PlacedLayer } from './composite/compose.ts';
 import { limbPaint } from './composite/limbs.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
 import { chinRow } from './composite/neckline.ts';
@@ -233,15 +233,17 @@ export function oldClothingViolation(
   result: Uint8Array,
   person: PersonAnalysis,
   skin: SkinModel | null,
-  layers: { layer: Layer; category: WarpCategory }[],
+  layers: PlacedLayer[],
 ): Violation | null {
   if (!skin) return null;
   const { width, height, channels, data } = image;
   const coverage = layerCoverage(layers, width, height);
   const upper = layers.some((l) => l.category !== 'bottom');
-  // A dress over trousers or jeans is worn that way: below its hem the old legs are not checked, only the hips.
-  const lower = layers.some((l) => l.category === 'bottom' || l.category === 'dress');
-  const bottoms = layers.some((l) => l.category === 'bottom');
+  // A dress or a skirt over trousers or jeans is worn that way: below its hem the old legs are not checked, only the
+  // hips (compose.ts, `replaced`).
+  const kinds = replaced(layers);
+  const lower = kinds.hips;
+  const bottoms = kinds.legs;
   // Across a bare stretch of an arm no old sleeve goes round it (limbs.ts): what lies there beside it is not one.
   const limbs = upper ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
   let region = 0;

@@ -39,6 +39,8 @@ import { shadingRatio } from './shading.ts';
 export interface PlacedLayer {
   layer: Layer;
   category: WarpCategory;
+  /** Bottoms without legs: like a dress, a skirt leaves old trousers below its hem (see `replaced`). */
+  skirt?: boolean;
 }
 
 export interface ComposeInput {
@@ -94,14 +96,16 @@ interface Replaced {
 }
 
 /**
- * Which old clothing each new category replaces. A dress replaces what is worn at the hips but not old trousers below
- * its hem: a dress over trousers is worn that way, and legs painted in their place showed as flat tubes.
+ * Which old clothing the new garments replace. A dress or a skirt replaces what is worn at the hips but not old
+ * trousers below its hem: a dress or skirt over trousers is worn that way, and legs painted in their place showed as
+ * flat tubes. Beside a skirt, in the rows it covers, an old trouser leg goes (removeOldClothing).
  */
-function replaced(categories: readonly WarpCategory[]): Replaced {
+export function replaced(layers: readonly Pick<PlacedLayer, 'category' | 'skirt'>[]): Replaced {
+  const categories = layers.map((l) => l.category);
   return {
     upper: categories.some((c) => c === 'top' || c === 'dress' || c === 'outerwear'),
     hips: categories.some((c) => c === 'bottom' || c === 'dress'),
-    legs: categories.includes('bottom'),
+    legs: layers.some((l) => l.category === 'bottom' && !l.skirt),
   };
 }
 
@@ -119,7 +123,7 @@ export function compose(input: ComposeInput): Uint8Array {
   for (let i = 0, j = 0; i < lum.length; i++, j += channels) lum[i] = luma(image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
   const skin = input.skin ?? skinModel(image, person);
   const categories = layers.map((l) => l.category);
-  const kinds = replaced(categories);
+  const kinds = replaced(layers);
   // The photo's broad shading, which painted skin takes.
   const shading = shadingRatio(lum, width, height, SKIN_SHADING.fine, SKIN_SHADING.coarse);
   // Trousers and skirts sheathe the legs they cover; a dress's slit may let a leg out beside it.
@@ -198,7 +202,10 @@ function removeOldClothing(
       if (coverage[i]! > 0.98 || person.matte.data[i]! < 128) continue;
       const label = labels[i]!;
       // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
-      const limb = (kinds.upper && ARMS.has(label)) || (kinds.legs && LEGS.has(label));
+      // Beside a skirt, in the rows it covers, an old trouser leg is replaced too (not below its curved hem).
+      const limb =
+        (kinds.upper && ARMS.has(label)) ||
+        (LEGS.has(label) && (kinds.legs || (sheathed !== null && sheathed.legInside(label, y) && sheathed.beyond(x, y))));
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
       const beside = sheathed !== null && sheathed.beside(label, x, y);
       const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.hips && label === REGION.hips) || beside;
