@@ -708,6 +708,31 @@ describe('legs inside new bottoms', () => {
 
 describe('old bottoms beside new ones at the hips', () => {
   const CREAM = [220, 200, 150] as const;
+  test('in a hand’s region, where the hand is hidden in a pocket, are covered by new bottoms', () => {
+    const { image, person } = syntheticPerson();
+    for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);
+    // Both hands in the pockets: their regions show the cream trousers, no skin.
+    const hand: number[] = [];
+    for (let i = 0; i < W * H; i++) {
+      const label = person.layout.labels[i];
+      if (label !== REGION.leftHand && label !== REGION.rightHand) continue;
+      image.data.set(CREAM, i * 3);
+      person.matte.data[i] = 255;
+      hand.push(i);
+    }
+    assert.ok(hand.length > 100, `${hand.length} hand pixels`);
+    const out = compose({ image, person, layers: [{ layer: greyLayer(100, 280, 200, 200), category: 'bottom' }] });
+    const grey = hand.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
+    assert.ok(grey > 0.9 * hand.length, `${grey} of ${hand.length} pixels drawn over`);
+    // Hands that show their skin stay in front.
+    const shown = syntheticPerson();
+    for (let i = 310 * W; i < W * H; i++) if (shown.image.data[i * 3] === 60) shown.image.data.set(CREAM, i * 3);
+    const drawn = compose({ ...shown, layers: [{ layer: greyLayer(100, 280, 200, 200), category: 'bottom' }] });
+    const skinPixels = hand.filter((i) => distanceTo(Array.from(shown.image.data.subarray(i * 3, i * 3 + 3)), SKIN) < 1);
+    const kept = skinPixels.filter((i) => [0, 1, 2].every((c) => drawn[i * 3 + c] === shown.image.data[i * 3 + c])).length;
+    assert.ok(skinPixels.length > 100 && kept === skinPixels.length, `${kept} of ${skinPixels.length} skin pixels kept`);
+  });
+
   test('become the wall in the rows the new bottoms sheathe; an old top’s hem over the hips stays', () => {
     const { image, person } = syntheticPerson();
     // Cream trousers, told apart from the navy top by colour.

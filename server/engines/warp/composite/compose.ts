@@ -77,7 +77,7 @@ const TEXTURE_RADIUS = 2;
 export const CORE_RADIUS2 = 0.8;
 /** A leg is inside new bottoms in a row where they cover at least this share of it. */
 const SHEATHED = 0.3;
-/** Old bottoms beside new ones are told by their colour averaged over a square of this radius (pixels). */
+/** Old bottoms beside new ones (or in a pocket's hand region) are told by their colour averaged over a square of this radius (pixels). */
 const BESIDE_SMOOTHING = 4;
 /** Painted skin on a limb is this much darker at the core's edge than on the limb's axis. */
 const ROUNDNESS = 0.22;
@@ -146,7 +146,7 @@ export function compose(input: ComposeInput): Uint8Array {
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
     replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength, colours: oldColours });
-  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin);
+  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin, oldColours);
   return out;
 }
 
@@ -495,9 +495,17 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
  * Which hand pixels of a layer's box stay in front of it: the bare skin of the hands and HAND_EDGE pixels round it
  * (its soft edge). A hand's region is drawn round the hand's landmarks and also holds what lies under a hand in a
  * pocket or beside it (the pocket's dark edge, an old cuff), which would show through a new garment in patches.
- * When the skin's colour is not found on a hand at all (a glove, a hand in deep shade), the whole region stays.
+ * When the skin's colour is not found on a hand at all (a glove, a hand in deep shade), the whole region stays, but
+ * for what of it is the old bottoms' cloth (`oldBottoms`, for new bottoms only): a hand in a pocket shows none.
  */
-function handsInFront(labels: Uint8Array, width: number, layer: Layer, skinLike: Float32Array, skinArea: Float32Array): Uint8Array {
+function handsInFront(
+  labels: Uint8Array,
+  width: number,
+  layer: Layer,
+  skinLike: Float32Array,
+  skinArea: Float32Array,
+  oldBottoms: ((o: number) => boolean) | null,
+): Uint8Array {
   const { x0, y0, width: lw, height: lh } = layer;
   const bare = new Uint8Array(lw * lh);
   const region = new Uint8Array(lw * lh);
@@ -515,7 +523,11 @@ function handsInFront(labels: Uint8Array, width: number, layer: Layer, skinLike:
       }
     }
   }
-  if (barePixels < HAND_SKIN * regionPixels) return region;
+  if (barePixels < HAND_SKIN * regionPixels) {
+    // What of it is the old bottoms' cloth is no hand: the hand is in a pocket.
+    if (oldBottoms) for (let o = 0; o < region.length; o++) if (region[o] && oldBottoms(o)) region[o] = 0;
+    return region;
+  }
   const near = squareFilter(bare, lw, lh, HAND_EDGE, true);
   for (let o = 0; o < near.length; o++) near[o] = near[o]! & region[o]!;
   return near;
@@ -530,6 +542,7 @@ function drawLayer(
   skin: SkinModel | null,
   placed: PlacedLayer,
   underChin: Uint8Array | null,
+  oldColours: ReturnType<typeof oldBottomsColour>,
 ): void {
   const { width, data, channels } = image;
   const { layer, category } = placed;
@@ -551,7 +564,18 @@ function drawLayer(
     }
   }
   const skinArea = boxMean(skinLike, lw, lh, BARE.radius);
-  const hands = handsInFront(labels, width, layer, skinLike, skinArea);
+  // A hand hidden in a trouser pocket shows the trousers in its region: new bottoms cover that cloth.
+  const trousers =
+    category === 'bottom' && oldColours
+      ? (o: number): boolean => {
+          // By colour alone, skin-like or not: where the hand shows too little skin to be found, brown or khaki
+          // trousers pass for skin, and so do their shadowed folds.
+          const [r, g, b] = meanColour(image, x0 + (o % lw), y0 + Math.floor(o / lw), BESIDE_SMOOTHING);
+          const { top, bottom } = oldColours;
+          return Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
+        }
+      : null;
+  const hands = handsInFront(labels, width, layer, skinLike, skinArea, trousers);
   // Where the garment may show: not over the head, hair or hands (`allowed`); over arms only as a sleeve or at the
   // shoulder caps, and not over bare skin in front of it (`bareInFront`).
   const allowed = new Float32Array(lw * lh);
