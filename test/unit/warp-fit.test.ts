@@ -708,6 +708,19 @@ describe('legs inside new bottoms', () => {
 
 describe('old bottoms beside new ones at the hips', () => {
   const CREAM = [220, 200, 150] as const;
+  test('new bottoms alone go under the old top, which hangs over them down to its hem', () => {
+    const { image, person } = syntheticPerson();
+    for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);
+    // New bottoms from y 270, above the old top's hem at y 310 (160 px below the shoulders' middle).
+    const layers = [{ layer: greyLayer(150, 270, 100, 200), category: 'bottom' as const }];
+    const kept = compose({ image, person, layers, oldTopHem: 160 });
+    const at = (out: Uint8Array, x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    assert.deepEqual(at(kept, 200, 300), [...OLD_TOP], 'the old top over the new waistband');
+    assert.deepEqual(at(kept, 200, 330), [200, 200, 200], 'the new bottoms below its hem');
+    // Where the old top's hem is not known, the new bottoms are drawn over it.
+    assert.deepEqual(at(compose({ image, person, layers }), 200, 300), [200, 200, 200]);
+  });
+
   test('in a hand’s region, where the hand is hidden in a pocket, are covered by new bottoms', () => {
     const { image, person } = syntheticPerson();
     for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);

@@ -139,7 +139,9 @@ export class WarpEngine implements Engine {
     const face = await stages.run('face mesh', 'generating', 0.5, () => faces.detect(image, poseHeadBox(person.landmarks) ?? undefined));
     const skin = (face && skinModelFromMask(image, face.skin)) ?? skinModel(image, person);
     // Where the customer's own top ends, with a little to spare: a new top just short of it is drawn down to it.
-    const oldHem = garments.some((g) => g.category === 'top') ? oldTopHem(image, person, body, skin) : null;
+    // New bottoms alone go under the old top, which is kept: it hangs over them down to its hem.
+    const bottomsOnly = garments.every((g) => g.category === 'bottom');
+    const oldHem = bottomsOnly || garments.some((g) => g.category === 'top') ? oldTopHem(image, person, body, skin) : null;
     const coverTo = oldHem === null ? null : oldHem + HEM_SPARE * body.torsoLength;
     // Where the customer's own bottoms begin, and how wide the clothes are at the waist, which new bottoms cover (the
     // layout's waist is narrower where arms hang by it).
@@ -183,7 +185,7 @@ export class WarpEngine implements Engine {
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
         layers.push({ layer, category: cutout.category, skirt });
       }
-      const rgb = compose({ image, person, layers, skin, face: face?.oval });
+      const rgb = compose({ image, person, layers, skin, face: face?.oval, oldTopHem: bottomsOnly ? oldHem : null });
       const changedFace = faceViolation(image, rgb, person, face?.oval);
       const old = oldClothingViolation(image, rgb, person, skin, layers);
       return { rgb, violations: [...violations, ...(changedFace ? [changedFace] : []), ...(old ? [old] : [])], level: worst };

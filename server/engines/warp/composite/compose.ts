@@ -27,7 +27,7 @@ import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-l
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { oldBottomsColour, replaceWaistBand } from './bands.ts';
 import { bareNeckline, bareUnderChin, wallAboveShoulders } from './neckline.ts';
-import { bodyFrame } from '../fit/body.ts';
+import { add, bodyFrame } from '../fit/body.ts';
 import { boxMean, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
@@ -52,6 +52,25 @@ export interface ComposeInput {
   skin?: SkinModel | null;
   /** Face Mesh's face oval (0/255), when found. */
   face?: Mask | null;
+  /**
+   * Where the customer's old top ends (its hem), in pixels down the body's centre line from between the shoulders
+   * (old-hem.ts); null or absent when it cannot be told.
+   */
+  oldTopHem?: number | null;
+}
+
+/** The old top's hem, kept over new bottoms: a line across the body through where it ends on the centre line. */
+interface OldHem {
+  /** The hem's row at photo column x. */
+  row(x: number): number;
+  torsoLength: number;
+}
+
+function oldHem(person: PersonAnalysis, depth: number): OldHem {
+  const body = bodyFrame(person);
+  const centre = add(body.origin, body.down, depth);
+  const slope = Math.abs(body.side.x) > 1e-6 ? body.side.y / body.side.x : 0;
+  return { row: (x) => centre.y + (x - centre.x) * slope, torsoLength: body.torsoLength };
 }
 
 const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
@@ -85,6 +104,12 @@ const ROUNDNESS = 0.22;
 const BACKGROUND_GAP = 4;
 /** Matte values from which a pixel mixes in some of the person (the edge that filling reaches). */
 const BACKGROUND_MATTE = 16;
+/** A kept old top over new bottoms runs through shadows up to this share of the torso's length (hangingTop). */
+const TOP_GAP = 0.04;
+/** A kept old top is told by its colour averaged over this share of the torso's length (nearestColour). */
+const TOP_SMOOTHING = 0.04;
+/** A kept old top's hem reaches no lower than this share of the torso's length below where it ends on the centre line. */
+const HEM_SPARE = 0.05;
 /** How far (pixels) from old clothing turned to background its soft outline goes too. */
 const OUTLINE = 2;
 
@@ -146,7 +171,9 @@ export function compose(input: ComposeInput): Uint8Array {
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
     replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength, colours: oldColours });
-  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin, oldColours);
+  // New bottoms alone go under the old top, which is kept: its hem hangs over them.
+  const hem = !kinds.upper && input.oldTopHem != null ? oldHem(person, input.oldTopHem) : null;
+  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin, oldColours, hem);
   return out;
 }
 
@@ -533,6 +560,83 @@ function handsInFront(
   return near;
 }
 
+/**
+ * The old top's cloth over new bottoms, in their layer's box: per column, from where the top is first met (its colour
+ * `nearest` the old top's, 1, rather than the old bottoms', 0, or skin, 2; within `gap` of the column's first pixel
+ * it may be) down to its hem, through gaps of up to `gap` pixels (a fold's shadow). Below a longer gap (trousers, a bare midriff) it has ended. `may`: the pixels the
+ * top can be (the torso, the hips, the legs, beside a hanging arm, a hand's region); `lowest`: per column, the lowest row its hem may reach (the
+ * old bottoms below it may have a print or a faded patch in the top's colour).
+ */
+function hangingTop(
+  layer: Layer,
+  may: (o: number) => boolean,
+  nearest: (o: number) => number,
+  gap: number,
+  lowest: (x: number) => number,
+): Uint8Array {
+  const { width: lw, height: lh } = layer;
+  const kept = new Uint8Array(lw * lh);
+  for (let x = 0; x < lw; x++) {
+    // The top comes down from above the box: a column whose first `gap` pixels it may be show none of it has none.
+    // What it may not be (an arm or a hand in front) and skin neither continue nor end it.
+    let seen = 0;
+    let misses = 0;
+    let last = -1;
+    const end = Math.min(lh - 1, Math.floor(lowest(x)));
+    for (let y = 0; y <= end; y++) {
+      const o = y * lw + x;
+      const colour = nearest(o);
+      if (!may(o) || colour === 2) continue;
+      seen++;
+      if (colour !== 1) {
+        if (++misses > gap) break;
+        continue;
+      }
+      if (last < 0 && seen > gap) break;
+      for (let v = last < 0 ? y : last + 1; v <= y; v++) if (may(v * lw + x)) kept[v * lw + x] = 1;
+      misses = 0;
+      last = y;
+    }
+  }
+  return kept;
+}
+
+/**
+ * Per pixel of a layer's box, which of `references` the photo's colour there, averaged over the pixels of `mask`
+ * within a square of radius r (clipped to the box), is nearest; 255 where none of the mask lies within it.
+ */
+function nearestColour(
+  image: RawImage,
+  layer: Layer,
+  mask: Float32Array,
+  r: number,
+  references: readonly (readonly number[])[],
+): Uint8Array {
+  const { x0, y0, width: lw, height: lh } = layer;
+  const weight = boxMean(mask, lw, lh, r);
+  const means = [0, 1, 2].map((c) => {
+    const plane = new Float32Array(lw * lh);
+    for (let y = 0; y < lh; y++)
+      for (let x = 0; x < lw; x++)
+        plane[y * lw + x] = mask[y * lw + x]! * image.data[((y0 + y) * image.width + x0 + x) * image.channels + c]!;
+    return boxMean(plane, lw, lh, r);
+  });
+  const out = new Uint8Array(lw * lh).fill(255);
+  for (let o = 0; o < out.length; o++) {
+    const w = weight[o]!;
+    if (w <= 0) continue;
+    let best = Infinity;
+    references.forEach((ref, k) => {
+      const d = (means[0]![o]! / w - ref[0]!) ** 2 + (means[1]![o]! / w - ref[1]!) ** 2 + (means[2]![o]! / w - ref[2]!) ** 2;
+      if (d < best) {
+        best = d;
+        out[o] = k;
+      }
+    });
+  }
+  return out;
+}
+
 /** One garment over the picture so far, shaded by the photo, behind what must stay in front. */
 function drawLayer(
   out: Uint8Array,
@@ -543,6 +647,7 @@ function drawLayer(
   placed: PlacedLayer,
   underChin: Uint8Array | null,
   oldColours: ReturnType<typeof oldBottomsColour>,
+  hem: OldHem | null,
 ): void {
   const { width, data, channels } = image;
   const { layer, category } = placed;
@@ -564,22 +669,51 @@ function drawLayer(
     }
   }
   const skinArea = boxMean(skinLike, lw, lh, BARE.radius);
-  // A hand hidden in a trouser pocket shows the trousers in its region: new bottoms cover that cloth.
+  // Which of the old bottoms (0), the old top (1) and the skin (2) a pixel of the layer's box is nearest in colour,
+  // averaged over a few pixels (a striped top's dark stripes are not trousers).
+  // Whether a pixel of the layer's box is nearer the old bottoms' colour than the old top's, averaged over a few pixels
+  // (a striped top's dark stripes are not trousers), by colour alone.
   const trousers =
     category === 'bottom' && oldColours
       ? (o: number): boolean => {
-          // By colour alone, skin-like or not: where the hand shows too little skin to be found, brown or khaki
-          // trousers pass for skin, and so do their shadowed folds.
           const [r, g, b] = meanColour(image, x0 + (o % lw), y0 + Math.floor(o / lw), BESIDE_SMOOTHING);
           const { top, bottom } = oldColours;
           return Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
         }
       : null;
+  // A hand hidden in a trouser pocket shows the trousers in its region: new bottoms cover that cloth. Where the hand
+  // shows too little skin to be found, brown or khaki trousers pass for skin, and so do their shadowed folds.
   const hands = handsInFront(labels, width, layer, skinLike, skinArea, trousers);
+  // The old top, kept, hangs over new bottoms: its cloth stays in front on the torso, the hips and the thighs, beside
+  // a hanging arm's own shape (the cuff of a long sleeve) and round a hand by the hip. It is told from the old bottoms by its colour averaged widely over
+  // the pixels it may be (a striped shirt's dark stripes are no trousers; an arm in front is not averaged in).
+  let keptTop: Uint8Array | null = null;
+  if (hem && oldColours) {
+    const may = new Float32Array(lw * lh);
+    for (let o = 0; o < may.length; o++) {
+      const i = (y0 + Math.floor(o / lw)) * width + x0 + (o % lw);
+      const label = labels[i]!;
+      const besideArm = ARMS.has(label) && limbs !== null && limbs.shape[i]! <= OUTSIDE;
+      may[o] = label === REGION.torso || label === REGION.hips || LEGS.has(label) || besideArm || HANDS.has(label) ? 1 : 0;
+    }
+    // Averaged widely (a dark stripe is the top's), but narrowly where the wide mean takes in a bare forearm beside
+    // the top and reads as skin.
+    const references = [oldColours.bottom, oldColours.top, ...(skin ? [skin.rgb] : [])];
+    const wide = nearestColour(image, layer, may, Math.max(BESIDE_SMOOTHING, Math.round(TOP_SMOOTHING * hem.torsoLength)), references);
+    const narrow = nearestColour(image, layer, may, BESIDE_SMOOTHING, references);
+    const colour = (o: number): number => (wide[o] === 2 && narrow[o] === 1 ? 1 : wide[o]!);
+    keptTop = hangingTop(
+      layer,
+      (o) => may[o] === 1,
+      colour,
+      Math.max(2, Math.round(TOP_GAP * hem.torsoLength)),
+      (x) => hem.row(x0 + x) + HEM_SPARE * hem.torsoLength - y0,
+    );
+  }
   // Where the garment may show: not over the head, hair or hands (`allowed`); over arms only as a sleeve or at the
-  // shoulder caps, and not over bare skin in front of it (`bareInFront`).
+  // shoulder caps, and not over bare skin or a kept top in front of it (`inFront`).
   const allowed = new Float32Array(lw * lh);
-  const bareInFront = new Float32Array(lw * lh);
+  const inFront = new Float32Array(lw * lh);
   for (let y = 0; y < lh; y++) {
     for (let x = 0; x < lw; x++) {
       const o = y * lw + x;
@@ -591,6 +725,10 @@ function drawLayer(
       if (ok && category === 'bottom' && ARMS.has(label) && (!limbs || limbs.shape[i]! > OUTSIDE)) ok = false;
       allowed[o] = ok ? 1 : 0;
       if (!ok) continue;
+      if (keptTop && keptTop[o]) {
+        inFront[o] = 1;
+        continue;
+      }
       const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
       if (!bare) continue;
       // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps), and
@@ -598,14 +736,14 @@ function drawLayer(
       if ((ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const px = x0 + x;
         const py = y0 + y;
-        if (label === REGION.neck || !shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2)) bareInFront[o] = 1;
+        if (label === REGION.neck || !shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2)) inFront[o] = 1;
       }
-      if (layer.insideBack?.[o] === 1) bareInFront[o] = 1;
+      if (layer.insideBack?.[o] === 1) inFront[o] = 1;
     }
   }
-  // Bare skin in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority
-  // over a square of radius FRONT_SMOOTHING. The head and hands are never smoothed.
-  const front = boxMean(bareInFront, lw, lh, FRONT_SMOOTHING);
+  // What is in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority over a
+  // square of radius FRONT_SMOOTHING. The head and hands are never smoothed.
+  const front = boxMean(inFront, lw, lh, FRONT_SMOOTHING);
   for (let k = 0; k < allowed.length; k++) if (front[k]! >= 0.5) allowed[k] = 0;
   // Softened inwards only: pixels that must stay in front stay exactly the photo's.
   const soft = boxMean(allowed, lw, lh, 1);
