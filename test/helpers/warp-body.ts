@@ -192,3 +192,27 @@ export function greyLayer(
     sleeve: new Uint8Array(width * height).fill(options.sleeve ? 1 : 0),
   };
 }
+
+/**
+ * Paints the box x0 ≤ x < x1, y0 ≤ y < y1 of a drawn person's photo in one colour, as part of the person (matte 255)
+ * and of a given layout region; returns the pixels' indices.
+ */
+export function paintPatch(
+  image: RawImage,
+  person: PersonAnalysis,
+  box: { x0: number; x1: number; y0: number; y1: number },
+  rgb: readonly number[],
+  region: number,
+): number[] {
+  const patch: number[] = [];
+  for (let y = box.y0; y < box.y1; y++) {
+    for (let x = box.x0; x < box.x1; x++) {
+      const i = y * image.width + x;
+      image.data.set(rgb, i * image.channels);
+      person.matte.data[i] = 255;
+      person.layout.labels[i] = region;
+      patch.push(i);
+    }
+  }
+  return patch;
+}

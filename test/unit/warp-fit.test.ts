@@ -24,7 +24,7 @@ import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { POSE, REGION } from '../../server/vision/types.ts';
-import { H, OLD_TOP, SKIN, W, WALL, greyLayer, hangingSleeveTop, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+import { H, OLD_TOP, SKIN, W, WALL, greyLayer, hangingSleeveTop, paintPatch, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
 const close = (a: number, b: number, eps: number, what = ''): void => assert.ok(Math.abs(a - b) <= eps, `${what} ${a} vs ${b} (±${eps})`);
@@ -547,15 +547,7 @@ describe('rendering and compositing', () => {
   test('beside a bare forearm, what its region takes in that is not skin (the trousers by a hanging hand) stays', () => {
     const { image: photo, person: wearer } = syntheticPerson();
     // Dark trouser cloth just outside the left forearm (x 270–292 at y 290), inside its region in the layout.
-    const patch: number[] = [];
-    for (let y = 280; y < 300; y++)
-      for (let x = 293; x < 298; x++) {
-        const i = y * W + x;
-        photo.data.set([60, 70, 80], i * 3);
-        wearer.matte.data[i] = 255;
-        wearer.layout.labels[i] = REGION.leftLowerArm;
-        patch.push(i);
-      }
+    const patch = paintPatch(photo, wearer, { x0: 293, x1: 298, y0: 280, y1: 300 }, [60, 70, 80], REGION.leftLowerArm);
     const drawn = compose({ image: photo, person: wearer, layers: [{ layer: renderGarment(tee, placement, W, H), category: 'top' }] });
     const changed = patch.filter((i) => [0, 1, 2].some((c) => drawn[i * 3 + c] !== photo.data[i * 3 + c])).length;
     assert.equal(changed, 0, `${changed} of ${patch.length} pixels beside the bare forearm were painted over as an old sleeve`);
@@ -764,15 +756,7 @@ describe('old bottoms beside new ones at the hips', () => {
   test('between a hanging arm and new bottoms that reach it are covered by them; the arm stays in front', () => {
     const { image, person } = syntheticPerson();
     // Old trouser cloth just outside the left forearm (which spans about x 271..293 at y 305), inside its region.
-    const patch: number[] = [];
-    for (let y = 300; y < 315; y++)
-      for (let x = 296; x < 301; x++) {
-        const i = y * W + x;
-        image.data.set([60, 70, 80], i * 3);
-        person.matte.data[i] = 255;
-        person.layout.labels[i] = REGION.leftLowerArm;
-        patch.push(i);
-      }
+    const patch = paintPatch(image, person, { x0: 296, x1: 301, y0: 300, y1: 315 }, [60, 70, 80], REGION.leftLowerArm);
     // New bottoms wider than the hips, out past the forearm.
     const out = compose({ image, person, layers: [{ layer: greyLayer(160, 295, 150, 100), category: 'bottom' }] });
     const grey = patch.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
