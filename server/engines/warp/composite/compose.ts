@@ -563,9 +563,10 @@ function handsInFront(
 /**
  * The old top's cloth over new bottoms, in their layer's box: per column, from where the top is first met (its colour
  * `nearest` the old top's, 1, rather than the old bottoms', 0, or skin, 2; within `gap` of the column's first pixel
- * it may be) down to its hem, through gaps of up to `gap` pixels (a fold's shadow). Below a longer gap (trousers, a bare midriff) it has ended. `may`: the pixels the
- * top can be (the torso, the hips, the legs, beside a hanging arm, a hand's region); `lowest`: per column, the lowest row its hem may reach (the
- * old bottoms below it may have a print or a faded patch in the top's colour).
+ * it may be) down to its hem, through gaps of up to `gap` pixels (a fold's shadow). Below a longer gap (trousers) it
+ * has ended. `may`: the pixels the top can be (the torso, the hips, the legs, beside a hanging arm, a hand's region);
+ * `lowest`: per column, the lowest row its hem may reach (the old bottoms below it may have a print or a faded patch
+ * in the top's colour).
  */
 function hangingTop(
   layer: Layer,
@@ -669,8 +670,6 @@ function drawLayer(
     }
   }
   const skinArea = boxMean(skinLike, lw, lh, BARE.radius);
-  // Which of the old bottoms (0), the old top (1) and the skin (2) a pixel of the layer's box is nearest in colour,
-  // averaged over a few pixels (a striped top's dark stripes are not trousers).
   // Whether a pixel of the layer's box is nearer the old bottoms' colour than the old top's, averaged over a few pixels
   // (a striped top's dark stripes are not trousers), by colour alone.
   const trousers =
@@ -685,8 +684,9 @@ function drawLayer(
   // shows too little skin to be found, brown or khaki trousers pass for skin, and so do their shadowed folds.
   const hands = handsInFront(labels, width, layer, skinLike, skinArea, trousers);
   // The old top, kept, hangs over new bottoms: its cloth stays in front on the torso, the hips and the thighs, beside
-  // a hanging arm's own shape (the cuff of a long sleeve) and round a hand by the hip. It is told from the old bottoms by its colour averaged widely over
-  // the pixels it may be (a striped shirt's dark stripes are no trousers; an arm in front is not averaged in).
+  // a hanging arm's own shape (the cuff of a long sleeve) and round a hand by the hip. It is told from the old bottoms
+  // by its colour averaged widely over the pixels it may be (a striped shirt's dark stripes are no trousers; an arm
+  // in front is not averaged in).
   let keptTop: Uint8Array | null = null;
   if (hem && oldColours) {
     const may = new Float32Array(lw * lh);
