@@ -228,11 +228,11 @@ function removeOldClothing(
       const i = y * width + x;
       if (coverage[i]! > 0.98 || person.matte.data[i]! < 128) continue;
       const label = labels[i]!;
+      // A leg beside new bottoms, in a row where they sheathe it (outside them, not below a skirt's curved hem).
+      const besideLeg = sheathed !== null && sheathed.legInside(label, y) && sheathed.beyond(x, y);
       // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
-      // Beside a skirt, in the rows it covers, an old trouser leg is replaced too (not below its curved hem).
-      const limb =
-        (kinds.upper && ARMS.has(label)) ||
-        (LEGS.has(label) && (kinds.legs || (sheathed !== null && sheathed.legInside(label, y) && sheathed.beyond(x, y))));
+      // Beside a skirt, in the rows it covers, an old trouser leg is replaced too.
+      const limb = (kinds.upper && ARMS.has(label)) || (LEGS.has(label) && (kinds.legs || besideLeg));
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
       const beside = sheathed !== null && sheathed.beside(label, x, y);
       const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.hips && label === REGION.hips) || beside;
@@ -248,7 +248,6 @@ function removeOldClothing(
       // alone, and inside it the skin seen through a crochet or lace sleeve's holes would dot the painted arm.
       // Beside new bottoms, on a leg they sheathe in this row, nothing is the leg's skin: an old trouser leg in a
       // skin-like colour (khaki, beige) goes there like any other.
-      const besideLeg = sheathed !== null && sheathed.legInside(label, y) && sheathed.beyond(x, y);
       if (!besideLeg && isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
       // Across a bare stretch of the arm no old sleeve goes round it: what is not skin there lies beside it.
       if (arm !== null && limbs.bareSection(i)) continue;
@@ -404,12 +403,13 @@ function sheathedBody(
   }
   const rows = new Uint8Array(size);
   for (let k = 0; k < size; k++) rows[k] = total[k]! > 0 && covered[k]! >= SHEATHED * total[k]! ? 1 : 0;
+  const beyond = (x: number, y: number): boolean => x < left[y]! || x > right[y]!;
   return {
     legInside: (label, y) => LEGS.has(label) && rows[label * height + y] === 1,
-    beyond: (x, y) => x < left[y]! || x > right[y]!,
+    beyond,
     beside: (label, x, y) => {
       if (!colours || (label !== REGION.hips && label !== REGION.torso)) return false;
-      if (x >= left[y]! && x <= right[y]!) return false;
+      if (!beyond(x, y)) return false;
       if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
       // The old bottoms' cloth, told by its colour averaged over a few pixels (a highlight on jeans is not left as a
       // speck); averaged only here, since few pixels lie beside new bottoms.
