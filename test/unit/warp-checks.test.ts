@@ -171,6 +171,11 @@ describe('warp post-conditions', () => {
     );
   });
 
+  test('old clothing: the same top layered (a knit vest) is worn over the old top, which is not caught', () => {
+    const vest = [{ layer: rectangle(158, 230, 242, 300), category: 'top' as const, layered: true }];
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: vest }), person, skinModel(image, person), vest), null);
+  });
+
   test('old clothing: trousers below a skirt’s hem are worn that way; below new trousers’ hem they are caught', () => {
     // Short bottoms over the hips (labelled from y 280), down to y 340 (the old trousers run from y 310 to 560).
     const bottoms = rectangle(150, 270, 250, 340);

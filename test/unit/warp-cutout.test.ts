@@ -320,6 +320,25 @@ describe('a pinafore’s landmarks', () => {
     assert.equal(pinafore.rightSleeveEnd, undefined);
     const tee = upperLandmarks(readSilhouette(garmentMatte(await drawn(TEE, 'white'))!.alpha), 'top');
     assert.ok(tee.leftSleeveEnd && tee.rightSleeveEnd, JSON.stringify(tee));
+    // Without sleeves and its shoulders spanning its body, it is worn over a top; a tee is not.
+    assert.equal(pinafore.layered, true);
+    assert.equal(tee.layered, undefined);
+  });
+});
+
+describe('a knit vest’s landmarks', () => {
+  test('no sleeves and shoulders spanning the body: worn over a top; a tank’s straps and a halter’s band are not', async () => {
+    // A boxy vest laid flat: a crew neck 250–350 dipping to y 125, shoulders as wide as its body (150–450) at y 100,
+    // armholes cut in a few pixels down to y 280, straight sides to the hem at y 700.
+    const VEST = `<path d="M150 100 L250 100 Q300 150 350 100 L450 100 Q440 190 450 280 L450 700 L150 700 L150 280 Q160 190 150 100 Z" fill="#f0ead0"/>`;
+    const TANK = `<path d="M200 100 L250 100 Q300 200 350 100 L400 100 Q410 240 450 260 L450 700 L150 700 L150 260 Q190 240 200 100 Z" fill="#f0c020"/>`;
+    const HALTER = `<path d="M280 100 L320 100 L330 160 Q360 240 450 300 L450 700 L150 700 L150 300 Q240 240 270 160 Z" fill="#a04060"/>`;
+    const landmarks = async (svg: string) => upperLandmarks(readSilhouette(garmentMatte(await drawn(svg, 'white'))!.alpha), 'top');
+    const vest = await landmarks(VEST);
+    assert.equal(vest.leftSleeveEnd, undefined, JSON.stringify(vest));
+    assert.equal(vest.layered, true, JSON.stringify(vest));
+    assert.equal((await landmarks(TANK)).layered, undefined);
+    assert.equal((await landmarks(HALTER)).layered, undefined);
   });
 });
 

@@ -544,6 +544,11 @@ describe('rendering and compositing', () => {
     assert.ok(distanceToSkin < 50 && distanceToOld > 150, `old sleeve at the elbow became ${elbow}`);
   });
 
+  test('a layered top (a knit vest) leaves the old top it is worn over: the old sleeve keeps its bytes', () => {
+    const layered = compose({ image, person, layers: [{ layer: renderGarment(tee, placement, W, H), category: 'top', layered: true }] });
+    assert.deepEqual(pixel(layered, 272, 232), pixel(image.data, 272, 232));
+  });
+
   test('beside a bare forearm, what its region takes in that is not skin (the trousers by a hanging hand) stays', () => {
     const { image: photo, person: wearer } = syntheticPerson();
     // Dark trouser cloth just outside the left forearm (x 270–292 at y 290), inside its region in the layout.

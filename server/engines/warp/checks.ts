@@ -238,10 +238,10 @@ export function oldClothingViolation(
   if (!skin) return null;
   const { width, height, channels, data } = image;
   const coverage = layerCoverage(layers, width, height);
-  const upper = layers.some((l) => l.category !== 'bottom');
   // A dress or a skirt over trousers or jeans is worn that way: below its hem the old legs are not checked, only the
-  // hips (compose.ts, `replaced`).
+  // hips; nor is the top under a knit vest (compose.ts, `replaced`).
   const kinds = replaced(layers);
+  const upper = kinds.upper;
   const lower = kinds.hips;
   const bottoms = kinds.legs;
   // Across a bare stretch of an arm no old sleeve goes round it (limbs.ts): what lies there beside it is not one.

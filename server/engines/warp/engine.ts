@@ -183,7 +183,7 @@ export class WarpEngine implements Engine {
           cutout.category === 'bottom' ? drawn : closeGaps(restOnShoulders(drawn, body, person), image, person, skin, body.unit);
         const skirt = cutout.category === 'bottom' && !cutout.landmarks.crotch;
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
-        layers.push({ layer, category: cutout.category, skirt });
+        layers.push({ layer, category: cutout.category, skirt, layered: placed.garment.landmarks.layered === true });
       }
       const rgb = compose({ image, person, layers, skin, face: face?.oval, oldTopHem: bottomsOnly ? oldHem : null });
       const changedFace = faceViolation(image, rgb, person, face?.oval);

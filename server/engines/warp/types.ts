@@ -44,6 +44,12 @@ export interface GarmentLandmarks {
    * the body, and their armpits are hidden (silhouette.ts, sleeve.ts).
    */
   sleevesHang?: boolean;
+  /**
+   * Worn over the customer's top, which stays where it does not cover (a knit vest, a pinafore: no sleeves, shoulders
+   * spanning the body; silhouette.ts). Its sleeves, collar and hem showing are how such a garment is worn; arms
+   * painted in place of the old sleeves were flat blocks.
+   */
+  layered?: boolean;
   /** Narrowest point of the sides between armpit and hem (dresses; tops when shaped). */
   leftWaist?: Point;
   rightWaist?: Point;

@@ -41,6 +41,8 @@ export interface PlacedLayer {
   category: WarpCategory;
   /** Bottoms without legs: like a dress, a skirt leaves old trousers below its hem (see `replaced`). */
   skirt?: boolean;
+  /** Worn over the customer's top (a knit vest, a pinafore: GarmentLandmarks.layered), which it does not replace. */
+  layered?: boolean;
 }
 
 export interface ComposeInput {
@@ -123,12 +125,13 @@ interface Replaced {
 /**
  * Which old clothing the new garments replace. A dress or a skirt replaces what is worn at the hips but not old
  * trousers below its hem: a dress or skirt over trousers is worn that way, and legs painted in their place showed as
- * flat tubes. Beside a skirt, in the rows it covers, an old trouser leg goes (removeOldClothing).
+ * flat tubes. Beside a skirt, in the rows it covers, an old trouser leg goes (removeOldClothing). A layered garment
+ * (a knit vest) replaces nothing: the top under it stays.
  */
-export function replaced(layers: readonly Pick<PlacedLayer, 'category' | 'skirt'>[]): Replaced {
+export function replaced(layers: readonly Pick<PlacedLayer, 'category' | 'skirt' | 'layered'>[]): Replaced {
   const categories = layers.map((l) => l.category);
   return {
-    upper: categories.some((c) => c === 'top' || c === 'dress' || c === 'outerwear'),
+    upper: layers.some((l) => l.category !== 'bottom' && !l.layered),
     hips: categories.some((c) => c === 'bottom' || c === 'dress'),
     legs: layers.some((l) => l.category === 'bottom' && !l.skirt),
   };
@@ -158,8 +161,8 @@ export function compose(input: ComposeInput): Uint8Array {
   const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours) : null;
   const background = backgroundFill(image, person);
   removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background);
-  // A jacket is worn over a top, whose neckline shows in its opening: only tops and dresses bare the neck.
-  const necklines = layers.filter((l) => l.category === 'top' || l.category === 'dress');
+  // A jacket or a vest is worn over a top, whose neckline shows in its opening: only other tops and dresses bare the neck.
+  const necklines = layers.filter((l) => (l.category === 'top' || l.category === 'dress') && !l.layered);
   let underChin: Uint8Array | null = null;
   if (necklines.length > 0 && skin) {
     const upperCoverage = layerCoverage(necklines, width, height);
@@ -725,7 +728,8 @@ function drawLayer(
       if (ok && category === 'bottom' && ARMS.has(label) && (!limbs || limbs.shape[i]! > OUTSIDE)) ok = false;
       allowed[o] = ok ? 1 : 0;
       if (!ok) continue;
-      if (keptTop && keptTop[o]) {
+      // Through a layered garment's neck opening shows the top worn under it, not its inside back.
+      if ((keptTop && keptTop[o]) || (placed.layered && layer.insideBack?.[o] === 1)) {
         inFront[o] = 1;
         continue;
       }
