@@ -417,6 +417,36 @@ describe('cutting out through the engine’s entry point', () => {
     await analyzer.dispose();
   });
 
+  test('a knit vest whose inside back looks like its front has a round neck’s inside back marked; a tee does not', async () => {
+    // Laid flat, the back neck dipping a little between the neck points (250 and 350 at y 100); the inside back seen
+    // through the opening is the front's colour, with no edge where the front neckline runs.
+    const PLAIN_VEST = `<path d="M150 100 L250 100 Q300 116 350 100 L450 100 Q440 190 450 280 L450 700 L150 700 L150 280 Q160 190 150 100 Z" fill="#f0ead0"/>`;
+    const vest = await cutOutGarment(await drawn(PLAIN_VEST, 'white'), { category: 'top', analyzer });
+    assert.equal(vest.landmarks.layered, true, JSON.stringify(vest.landmarks));
+    assert.ok(vest.insideBack, 'the inside back is marked');
+    // Marked between the neck points, down the middle to a round neck's depth (about half the opening's width), no
+    // deeper; nothing beside the opening.
+    const { neckLeft, neckRight } = vest.landmarks;
+    const w = vest.image.width;
+    const lowest = (x: number): number => {
+      let y = -1;
+      for (let row = 0; row < vest.image.height; row++) if (vest.insideBack![row * w + x]) y = row;
+      return y;
+    };
+    const centre = Math.round((neckLeft!.x + neckRight!.x) / 2);
+    const expected = Math.max(neckLeft!.y, neckRight!.y) + 0.45 * Math.abs(neckLeft!.x - neckRight!.x);
+    assert.ok(
+      Math.abs(lowest(centre) - expected) <= 3,
+      `marked to row ${lowest(centre)} at the middle, a round neck's depth is ${expected}`,
+    );
+    assert.equal(lowest(Math.round(Math.min(neckLeft!.x, neckRight!.x)) - 5), -1, 'the shoulder is no inside back');
+    // The same with short sleeves.
+    const PLAIN_TEE = `<path d="M150 100 L250 100 Q300 116 350 100 L450 100 L540 230 L500 280 L450 220 L450 700 L150 700 L150 220 L100 280 L60 230 Z" fill="#f0ead0"/>`;
+    const tee = await cutOutGarment(await drawn(PLAIN_TEE, 'white'), { category: 'top', analyzer });
+    assert.notEqual(tee.landmarks.layered, true);
+    assert.equal(tee.insideBack, undefined, 'a sleeved top’s plain opening is left alone');
+  });
+
   test('the T-shirt: a flat top, cropped with its landmarks where they were drawn (wearer’s left on the image right)', async () => {
     const cut = await cutOutGarment(await drawn(TEE, 'white'), { category: 'auto', analyzer });
     assert.equal(cut.category, 'top');

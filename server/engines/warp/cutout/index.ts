@@ -19,7 +19,7 @@ import { bareSkinShare, clothingColour, isSkin, skinModel, type SkinModel } from
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
 import { combineMattes, openSlits, type SlitWindow } from './combine.ts';
-import { cutInsideBack, frontNeckline, insideBackMask } from './inside-back.ts';
+import { cutInsideBack, frontNeckline, insideBackMask, usualNeckline } from './inside-back.ts';
 import type { GarmentSegmenter } from './learned.ts';
 import { looksLikeOuterwear } from './closure.ts';
 import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
@@ -96,7 +96,9 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
  */
 function withoutInsideBack(cutout: GarmentCutout): GarmentCutout {
   if (cutout.category === 'bottom') return cutout;
-  const neckline = frontNeckline(cutout.image, cutout.landmarks);
+  // A garment worn over a top shows that top through its neck opening, never its own inside back: where no front
+  // neckline is seen, it is taken to be a round neck's.
+  const neckline = frontNeckline(cutout.image, cutout.landmarks) ?? (cutout.landmarks.layered ? usualNeckline(cutout.landmarks) : null);
   if (!neckline) return cutout;
   if (cutout.category === 'outerwear') {
     cutInsideBack(cutout.image, neckline);

@@ -26,6 +26,11 @@
  * label's edge just below the top) is left alone. A wide label much
  * stronger than the neckline may be taken for it: then the label is cut
  * away and the band below it stays.
+ *
+ * A garment worn over a top (a knit vest) shows that top through its
+ * opening. A knit's ribbed band on an inside back of the same colour shows
+ * no such edge; its front is then taken to be a round neck's
+ * (usualNeckline), and what lies above it is never drawn (compose.ts).
  */
 import type { RawImage } from '../../../vision/types.ts';
 import type { GarmentLandmarks } from '../types.ts';
@@ -46,6 +51,11 @@ const EDGE = 2.5;
 const MIN_EDGE = 20;
 /** Its deepest point lies in the middle MIDDLE of the opening. */
 const MIDDLE = 0.6;
+/**
+ * A front neckline not seen is taken to dip this share of the opening's width below the neck points (a round neck
+ * drops about half its width: the Snoopy knit vest's ribbed band, by eye, 0.47).
+ */
+const USUAL_DROP = 0.45;
 
 /** The garment's RGBA pixels, straight alpha (a cut-out's image). */
 type Rgba = Pick<RawImage, 'data' | 'width' | 'height'>;
@@ -147,6 +157,25 @@ export function frontNeckline(image: Rgba, landmarks: GarmentLandmarks): Necklin
   if (deepest < SEARCH.dip * opening) return null;
   if (Math.abs(deepestAt / last - 0.5) > MIDDLE / 2) return null;
   return { x0: xa, rows: path };
+}
+
+/**
+ * A round neck's front where none is seen (a knit's ribbed band on an inside back of the same colour): half an ellipse
+ * from one neck point to the other, dipping USUAL_DROP of the opening's width at the middle.
+ */
+export function usualNeckline(landmarks: GarmentLandmarks): Neckline | null {
+  const { neckLeft, neckRight } = landmarks;
+  if (!neckLeft || !neckRight) return null;
+  const xa = Math.ceil(Math.min(neckLeft.x, neckRight.x)) + 1;
+  const xb = Math.floor(Math.max(neckLeft.x, neckRight.x)) - 1;
+  if (xb - xa + 1 < SEARCH.minWidth) return null;
+  const centre = (neckLeft.x + neckRight.x) / 2;
+  const half = Math.abs(neckLeft.x - neckRight.x) / 2;
+  const neckY = Math.max(neckLeft.y, neckRight.y);
+  const rows: number[] = [];
+  for (let x = xa; x <= xb; x++)
+    rows.push(Math.round(neckY + USUAL_DROP * 2 * half * Math.sqrt(Math.max(0, 1 - ((x - centre) / half) ** 2))));
+  return { x0: xa, rows };
 }
 
 /** 1 per garment pixel (alpha above 0) above a front neckline, inside the opening: the inside back. */
