@@ -440,6 +440,12 @@ describe('cutting out through the engine’s entry point', () => {
       `marked to row ${lowest(centre)} at the middle, a round neck's depth is ${expected}`,
     );
     assert.equal(lowest(Math.round(Math.min(neckLeft!.x, neckRight!.x)) - 5), -1, 'the shoulder is no inside back');
+    // A blouse's front of another colour sewn into the opening (a pinafore's, down past where a neckline is looked
+    // for, its sides beside the neck points) is no inside back.
+    const PINAFORE = PLAIN_VEST + '<rect x="180" y="100" width="240" height="190" fill="#6070b0"/>';
+    const collared = await cutOutGarment(await drawn(PINAFORE, 'white'), { category: 'top', analyzer });
+    assert.equal(collared.landmarks.layered, true);
+    assert.equal(collared.insideBack, undefined, 'the collar is drawn');
     // The same with short sleeves.
     const PLAIN_TEE = `<path d="M150 100 L250 100 Q300 116 350 100 L450 100 L540 230 L500 280 L450 220 L450 700 L150 700 L150 220 L100 280 L60 230 Z" fill="#f0ead0"/>`;
     const tee = await cutOutGarment(await drawn(PLAIN_TEE, 'white'), { category: 'top', analyzer });

@@ -98,7 +98,8 @@ function withoutInsideBack(cutout: GarmentCutout): GarmentCutout {
   if (cutout.category === 'bottom') return cutout;
   // A garment worn over a top shows that top through its neck opening, never its own inside back: where no front
   // neckline is seen, it is taken to be a round neck's.
-  const neckline = frontNeckline(cutout.image, cutout.landmarks) ?? (cutout.landmarks.layered ? usualNeckline(cutout.landmarks) : null);
+  const neckline =
+    frontNeckline(cutout.image, cutout.landmarks) ?? (cutout.landmarks.layered ? usualNeckline(cutout.image, cutout.landmarks) : null);
   if (!neckline) return cutout;
   if (cutout.category === 'outerwear') {
     cutInsideBack(cutout.image, neckline);

@@ -56,6 +56,11 @@ const MIDDLE = 0.6;
  * drops about half its width: the Snoopy knit vest's ribbed band, by eye, 0.47).
  */
 const USUAL_DROP = 0.45;
+/**
+ * What the opening shows above that neckline is the inside back when its mean colour lies this near the garment's
+ * (RGB distance): the cream knit vest's 13; the white collar in a grey pinafore's opening, 213.
+ */
+const SAME_COLOUR = 40;
 
 /** The garment's RGBA pixels, straight alpha (a cut-out's image). */
 type Rgba = Pick<RawImage, 'data' | 'width' | 'height'>;
@@ -161,9 +166,10 @@ export function frontNeckline(image: Rgba, landmarks: GarmentLandmarks): Necklin
 
 /**
  * A round neck's front where none is seen (a knit's ribbed band on an inside back of the same colour): half an ellipse
- * from one neck point to the other, dipping USUAL_DROP of the opening's width at the middle.
+ * from one neck point to the other, dipping USUAL_DROP of the opening's width at the middle. Null when what the
+ * opening shows above it is not the garment's own colour (a white collar sewn into a grey pinafore's opening).
  */
-export function usualNeckline(landmarks: GarmentLandmarks): Neckline | null {
+export function usualNeckline(image: Rgba, landmarks: GarmentLandmarks): Neckline | null {
   const { neckLeft, neckRight } = landmarks;
   if (!neckLeft || !neckRight) return null;
   const xa = Math.ceil(Math.min(neckLeft.x, neckRight.x)) + 1;
@@ -175,7 +181,39 @@ export function usualNeckline(landmarks: GarmentLandmarks): Neckline | null {
   const rows: number[] = [];
   for (let x = xa; x <= xb; x++)
     rows.push(Math.round(neckY + USUAL_DROP * 2 * half * Math.sqrt(Math.max(0, 1 - ((x - centre) / half) ** 2))));
-  return { x0: xa, rows };
+  // The opening's garment pixels above the neckline, their mean colour, against the garment's own (per channel, the
+  // median of its solid pixels).
+  const { data, width, height } = image;
+  const inside = [0, 0, 0, 0];
+  for (const [k, row] of rows.entries()) {
+    for (let y = 0; y < Math.min(height, row); y++) {
+      const j = (y * width + xa + k) * 4;
+      if (data[j + 3]! < 128) continue;
+      for (let c = 0; c < 3; c++) inside[c]! += data[j + c]!;
+      inside[3]!++;
+    }
+  }
+  if (inside[3] === 0) return null;
+  const own = medianColour(image);
+  const distance = Math.hypot(...[0, 1, 2].map((c) => inside[c]! / inside[3]! - own[c]!));
+  return distance <= SAME_COLOUR ? { x0: xa, rows } : null;
+}
+
+/** Per channel, the median of a garment's solid pixels (alpha ≥ 128). */
+function medianColour(image: Rgba): [number, number, number] {
+  const { data } = image;
+  const counts = [new Uint32Array(256), new Uint32Array(256), new Uint32Array(256)];
+  let n = 0;
+  for (let j = 0; j < data.length; j += 4) {
+    if (data[j + 3]! < 128) continue;
+    for (let c = 0; c < 3; c++) counts[c]![data[j + c]!]!++;
+    n++;
+  }
+  return counts.map((histogram) => {
+    let seen = 0;
+    for (let v = 0; v < 256; v++) if ((seen += histogram[v]!) > n / 2) return v;
+    return 255;
+  }) as [number, number, number];
 }
 
 /** 1 per garment pixel (alpha above 0) above a front neckline, inside the opening: the inside back. */
