@@ -320,8 +320,8 @@ describe('a pinafore’s landmarks', () => {
     assert.equal(pinafore.rightSleeveEnd, undefined);
     const tee = upperLandmarks(readSilhouette(garmentMatte(await drawn(TEE, 'white'))!.alpha), 'top');
     assert.ok(tee.leftSleeveEnd && tee.rightSleeveEnd, JSON.stringify(tee));
-    // Without sleeves and its shoulders spanning its body, it is worn over a top; a tee is not.
-    assert.equal(pinafore.layered, true);
+    // Shoulders spanning its body as a knit vest's do, but a dress: a sleeveless shift dress is worn alone.
+    assert.equal(pinafore.layered, undefined);
     assert.equal(tee.layered, undefined);
   });
 });
@@ -337,6 +337,8 @@ describe('a knit vest’s landmarks', () => {
     const vest = await landmarks(VEST);
     assert.equal(vest.leftSleeveEnd, undefined, JSON.stringify(vest));
     assert.equal(vest.layered, true, JSON.stringify(vest));
+    const dress = upperLandmarks(readSilhouette(garmentMatte(await drawn(VEST, 'white'))!.alpha), 'dress');
+    assert.equal(dress.layered, undefined, 'a sleeveless dress of that cut is worn alone');
     assert.equal((await landmarks(TANK)).layered, undefined);
     assert.equal((await landmarks(HALTER)).layered, undefined);
   });

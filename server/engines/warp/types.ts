@@ -45,9 +45,9 @@ export interface GarmentLandmarks {
    */
   sleevesHang?: boolean;
   /**
-   * Worn over the customer's top, which stays where it does not cover (a knit vest, a pinafore: no sleeves, shoulders
-   * spanning the body; silhouette.ts). Its sleeves, collar and hem showing are how such a garment is worn; arms
-   * painted in place of the old sleeves were flat blocks.
+   * Worn over the customer's top, which stays where it does not cover (a knit vest: a top with no sleeves, its
+   * shoulders spanning its body; silhouette.ts). Its sleeves, collar and hem showing are how such a garment is worn;
+   * arms painted in place of the old sleeves were flat blocks.
    */
   layered?: boolean;
   /** Narrowest point of the sides between armpit and hem (dresses; tops when shaped). */

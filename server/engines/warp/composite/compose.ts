@@ -41,7 +41,7 @@ export interface PlacedLayer {
   category: WarpCategory;
   /** Bottoms without legs: like a dress, a skirt leaves old trousers below its hem (see `replaced`). */
   skirt?: boolean;
-  /** Worn over the customer's top (a knit vest, a pinafore: GarmentLandmarks.layered), which it does not replace. */
+  /** Worn over the customer's top (a knit vest: GarmentLandmarks.layered), which it does not replace. */
   layered?: boolean;
 }
 

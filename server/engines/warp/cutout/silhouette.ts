@@ -46,9 +46,10 @@ const CUT_IN_CHEST = 1;
 /** A tank's straps' tops are at least this share of half its width apart (a halter's band: 0.17; a jersey: 0.75). */
 const TANK_NECK = 0.5;
 /**
- * A garment without sleeves whose shoulders span its body's width (a knit vest, a pinafore) is worn over a top: each
- * row `from` to `to` of its height down is at least `fill` of the body's width. On the wide set: the two knit vests
- * 0.96, a pinafore 1.21; a sleeveless tulle dress 0.79, a basketball jersey 0.58, a halter 0.41, camis under 0.2.
+ * A top without sleeves whose shoulders span its body's width (a knit vest) is worn over a top: each row `from` to
+ * `to` of its height down is at least `fill` of the body's width. On the wide set: the two knit vests 0.96; a
+ * basketball jersey 0.58, a halter 0.41, camis under 0.2. Not a dress: a pinafore is worn over a top (1.21), but a
+ * sleeveless shift dress spans its body as fully (the shared fixtures' printed one, 0.91) and is worn alone.
  */
 const SPANNED = { from: 0.1, to: 0.2, fill: 0.9 } as const;
 /** The body between sleeves hanging beside it is at least this share of the width they span together. */
@@ -553,10 +554,10 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
       out.rightArmpit = { x: pitL.x, y };
     }
   }
-  // No sleeves (none found, or openings too narrow for an arm: a pinafore's armholes) and shoulders spanning the body.
+  // A top with no sleeves (none found, or openings too narrow for an arm) and shoulders spanning the body.
   const shoulders = band(s, SPANNED.from, SPANNED.to);
-  if (!out.leftSleeveEnd && shoulders.length > 0 && Math.min(...shoulders.map(fill)) >= SPANNED.fill * (body.right - body.left))
-    out.layered = true;
+  const spanned = shoulders.length > 0 && Math.min(...shoulders.map(fill)) >= SPANNED.fill * (body.right - body.left);
+  if (category === 'top' && !out.leftSleeveEnd && spanned) out.layered = true;
   return category === 'dress' ? { ...out, ...waistOf(s, h) } : out;
 }
 
