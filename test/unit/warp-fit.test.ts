@@ -18,7 +18,7 @@ import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
 import { inBand, ownedBy, placeGarment } from '../../server/engines/warp/fit/place.ts';
 import { skeletonForward } from '../../server/engines/warp/fit/sleeve.ts';
-import { folds, renderGarment } from '../../server/engines/warp/fit/render.ts';
+import { folds, renderGarment, type Layer } from '../../server/engines/warp/fit/render.ts';
 import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
@@ -542,6 +542,42 @@ describe('rendering and compositing', () => {
     const distanceToOld = Math.hypot(elbow[0]! - OLD_TOP[0], elbow[1]! - OLD_TOP[1], elbow[2]! - OLD_TOP[2]);
     const distanceToSkin = Math.hypot(elbow[0]! - SKIN[0], elbow[1]! - SKIN[1], elbow[2]! - SKIN[2]);
     assert.ok(distanceToSkin < 50 && distanceToOld > 150, `old sleeve at the elbow became ${elbow}`);
+  });
+
+  test('a bare forearm beside a long sleeve drawn too narrow is covered by the garment; below a short sleeve it stays', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    // A garment's body over the torso and the left arm, its sleeve tube 6 px either side of the arm's bones (the
+    // forearm is 11 px either side: bare skin), down to `end` px below the shoulder.
+    const sleeved = (end: number): Layer => {
+      const layer = greyLayer(150, 140, 150, 190);
+      layer.tube = new Uint8Array(layer.width * layer.height);
+      const [shoulder, elbow, wrist] = [POSE.leftShoulder, POSE.leftElbow, POSE.leftWrist].map((k) => wearer.landmarks[k]!);
+      for (let y = 0; y < layer.height; y++) {
+        for (let x = 0; x < layer.width; x++) {
+          const [px, py] = [layer.x0 + x, layer.y0 + y];
+          const near = (a: { x: number; y: number }, b: { x: number; y: number }): boolean => {
+            const t = Math.max(
+              0,
+              Math.min(1, ((px - a.x) * (b.x - a.x) + (py - a.y) * (b.y - a.y)) / ((b.x - a.x) ** 2 + (b.y - a.y) ** 2)),
+            );
+            return Math.hypot(a.x + t * (b.x - a.x) - px, a.y + t * (b.y - a.y) - py) < 6;
+          };
+          if (py < shoulder!.y + end && (near(shoulder!, elbow!) || near(elbow!, wrist!)))
+            layer.sleeve[y * layer.width + x] = layer.tube[y * layer.width + x] = 1;
+        }
+      }
+      return layer;
+    };
+    // 9 px across the forearm from its bones, at mid-forearm: bare skin outside the tube.
+    const [x, y] = [289, 279];
+    assert.deepEqual(pixel(photo.data, x, y), [...SKIN]);
+    const long = compose({ image: photo, person: wearer, layers: [{ layer: sleeved(165), category: 'top' }] });
+    assert.ok(
+      Math.hypot(...pixel(long, x, y).map((v, c) => v - SKIN[c]!)) > 60,
+      `a slit of skin beside the long sleeve: ${pixel(long, x, y)}`,
+    );
+    const short = compose({ image: photo, person: wearer, layers: [{ layer: sleeved(60), category: 'top' }] });
+    assert.deepEqual(pixel(short, x, y), [...SKIN], 'the bare forearm below a short sleeve stays');
   });
 
   test('a layered top (a knit vest) leaves the old top it is worn over: the old sleeve keeps its bytes', () => {

@@ -112,6 +112,8 @@ const TOP_GAP = 0.04;
 const TOP_SMOOTHING = 0.04;
 /** A kept old top's hem reaches no lower than this share of the torso's length below where it ends on the centre line. */
 const HEM_SPARE = 0.05;
+/** A bare arm within this many shoulder widths of its new sleeve's end (along the arm) stays in front as below it. */
+const SLEEVE_END = 0.05;
 /** How far (pixels) from old clothing turned to background its soft outline goes too. */
 const OUTLINE = 2;
 
@@ -713,6 +715,19 @@ function drawLayer(
       (x) => hem.row(x0 + x) + HEM_SPARE * hem.torsoLength - y0,
     );
   }
+  // How far down each arm the garment's sleeve reaches: a bare arm above its end lies in the sleeve, which only misses
+  // a strip of it where the arm crosses the body (the tube is drawn along the arm's bones, narrower than a forearm
+  // seen slanting), and the garment's body covers that strip rather than leaving a slit of skin.
+  const sleeveEnds = [-Infinity, -Infinity];
+  const where = { arm: 0, along: 0 };
+  if (limbs && layer.tube) {
+    for (let o = 0; o < lw * lh; o++) {
+      if (layer.tube[o] !== 1 || layer.alpha[o]! < 0.5) continue;
+      const i = (y0 + Math.floor(o / lw)) * width + x0 + (o % lw);
+      if (limbs.onArm(i, where)) sleeveEnds[where.arm] = Math.max(sleeveEnds[where.arm]!, where.along);
+    }
+  }
+  const inSleeve = (i: number): boolean => limbs !== null && limbs.onArm(i, where) && where.along < sleeveEnds[where.arm]! - SLEEVE_END * U;
   // Where the garment may show: not over the head, hair or hands (`allowed`); over arms only as a sleeve or at the
   // shoulder caps, and not over bare skin or a kept top in front of it (`inFront`).
   const allowed = new Float32Array(lw * lh);
@@ -740,7 +755,8 @@ function drawLayer(
       if ((ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const px = x0 + x;
         const py = y0 + y;
-        if (label === REGION.neck || !shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2)) inFront[o] = 1;
+        if (label === REGION.neck || (!shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2) && !inSleeve(i)))
+          inFront[o] = 1;
       }
       if (layer.insideBack?.[o] === 1) inFront[o] = 1;
     }

@@ -128,6 +128,11 @@ export interface LimbPaint {
    * watch), not an old sleeve.
    */
   bareSection(i: number): boolean;
+  /**
+   * For a photo pixel (by index) of an arm region: which arm (0 or 1) and how far along it the pixel lies, in pixels
+   * from the shoulder (alongArm), written to `out`; false off the arms.
+   */
+  onArm(i: number, out: { arm: number; along: number }): boolean;
 }
 
 /** The limbs' paint per person and skin model, found once for every compositing of a try-on. */
@@ -344,6 +349,13 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       const u = alongArm(axes, LIMBS[k]!, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
       const s = Math.floor(u / BARE_SECTION.step);
       return s >= 0 && s < covered.length && covered[s] === 1;
+    },
+    onArm(i, out) {
+      const k = limbOf[labels[i]!]!;
+      if (k < 0 || !LIMBS[k]!.arm) return false;
+      out.arm = k;
+      out.along = alongArm(axes, LIMBS[k]!, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
+      return true;
     },
     bareAt(i) {
       // Skin over an area: at least BARE.share of the pixels within BARE.radius are skin-coloured.

@@ -23,6 +23,8 @@ export interface Layer {
   alpha: Float32Array;
   /** 1 where the pixel belongs to a sleeve (may cover arms), 0 for the garment's body (stays behind arms). */
   sleeve: Uint8Array;
+  /** 1 where a sleeve drawn along its arm put the pixel (not the body's cloth outside its outline); absent: none. */
+  tube?: Uint8Array;
   /** 1 where the pixel is the garment's inside back (GarmentCutout.insideBack), when it has one. */
   insideBack?: Uint8Array;
 }
@@ -100,6 +102,7 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
     rgb: new Uint8Array(width * height * 3),
     alpha: new Float32Array(width * height),
     sleeve: new Uint8Array(width * height),
+    tube: new Uint8Array(width * height),
     ...(cutout.insideBack ? { insideBack: new Uint8Array(width * height) } : {}),
   };
   if (width === 0 || height === 0) return layer;
@@ -189,6 +192,7 @@ function drawPiece(
       const ny = Math.min(gh - 1, Math.max(0, Math.round(fy)));
       // A sleeve drawn along its arm is sleeve throughout, the part of it that lay over the body in the photo too.
       sleeve[o] = piece.skeleton || (inBody && inBody[ny * gw + nx] === 0) ? 1 : 0;
+      if (layer.tube) layer.tube[o] = piece.skeleton ? 1 : 0;
       if (layer.insideBack) layer.insideBack[o] = cutout.insideBack![ny * gw + nx]!;
     }
   }
