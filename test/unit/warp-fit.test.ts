@@ -807,6 +807,46 @@ describe('old bottoms beside new ones at the hips', () => {
   });
 });
 
+describe('light trousers beside a darker arm', () => {
+  /**
+   * The drawn person with darker skin in cream trousers; just outside the left forearm (which spans about x 271..293
+   * at y 305), inside its region, their cloth in a shade that passes the face's skin test (lighter than the face, as
+   * its highlights are) but is far paler than the arm.
+   */
+  const creamBesideArm = () => {
+    const { image, person } = syntheticPerson();
+    const DARK: [number, number, number] = [120, 75, 60];
+    const TROUSERS: [number, number, number] = [200, 185, 160];
+    for (let i = 0; i < W * H; i++) {
+      const j = i * 3;
+      const [r, g, b] = [image.data[j]!, image.data[j + 1]!, image.data[j + 2]!];
+      if (r === SKIN[0] && g === SKIN[1] && b === SKIN[2]) image.data.set(DARK, j);
+      else if (r === 60 && g === 70 && b === 80) image.data.set(TROUSERS, j);
+    }
+    const patch = paintPatch(image, person, { x0: 296, x1: 301, y0: 300, y1: 315 }, [180, 146, 120], REGION.leftLowerArm);
+    return { image, person, patch };
+  };
+  const arm = (305 * W + 282) * 3;
+
+  test('beside new bottoms, it becomes the wall; the arm keeps its bytes', () => {
+    const { image, person, patch } = creamBesideArm();
+    assert.ok(isSkin(skinModel(image, person)!, 180, 146, 120), 'the cream passes the skin test');
+    // New bottoms narrower than the old trousers' hips, from y 300 down: the patch lies beside them.
+    const out = compose({ image, person, layers: [{ layer: greyLayer(185, 300, 31, 180), category: 'bottom' }] });
+    const walled = patch.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), WALL) < 20).length;
+    assert.ok(walled > 0.9 * patch.length, `${walled} of ${patch.length} cream pixels beside the arm became the wall`);
+    assert.deepEqual(Array.from(out.subarray(arm, arm + 3)), Array.from(image.data.subarray(arm, arm + 3)), 'the forearm');
+  });
+
+  test('under new bottoms that reach it, they cover it; the arm stays in front', () => {
+    const { image, person, patch } = creamBesideArm();
+    const out = compose({ image, person, layers: [{ layer: greyLayer(160, 295, 150, 100), category: 'bottom' }] });
+    const grey = patch.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
+    assert.ok(grey > 0.9 * patch.length, `${grey} of ${patch.length} cream pixels beside the arm drawn over`);
+    assert.deepEqual(Array.from(out.subarray(arm, arm + 3)), Array.from(image.data.subarray(arm, arm + 3)), 'the forearm');
+  });
+});
+
 describe('cloth resting on the shoulders', () => {
   test('square corners standing off the shoulders go; the torso, the collar and what hangs below the armpits stay', () => {
     const { person } = syntheticPerson();

@@ -33,7 +33,7 @@ import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
 import { HEAD_AND_HANDS } from './regions.ts';
-import { INSIDE, OUTSIDE, limbPaint } from './limbs.ts';
+import { INSIDE, OUTSIDE, limbPaint, type LimbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
 
 export interface PlacedLayer {
@@ -160,7 +160,8 @@ export function compose(input: ComposeInput): Uint8Array {
   const bottoms = layers.filter((l) => l.category === 'bottom');
   // What the customer wore above and below, told apart by colour: measured once for the sheathing and the band.
   const oldColours = bottoms.length > 0 ? oldBottomsColour(image, person, skin) : null;
-  const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours) : null;
+  const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
+  const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours, limbs) : null;
   const background = backgroundFill(image, person);
   removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background);
   // A jacket or a vest is worn over a top, whose neckline shows in its opening: only other tops and dresses bare the neck.
@@ -253,9 +254,11 @@ function removeOldClothing(
       // alone, and inside it the skin seen through a crochet or lace sleeve's holes would dot the painted arm.
       // Beside new bottoms, on a leg they sheathe in this row, nothing is the leg's skin: an old trouser leg in a
       // skin-like colour (khaki, beige) goes there like any other.
-      if (!besideLeg && isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
+      // Beside new bottoms, cloth told from an arm as paler than its skin (Sheath.beside) goes too.
+      const paleBeside = beside && arm !== null;
+      if (!besideLeg && !paleBeside && isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
       // Across a bare stretch of the arm no old sleeve goes round it: what is not skin there lies beside it.
-      if (arm !== null && limbs.bareSection(i)) continue;
+      if (arm !== null && !paleBeside && limbs.bareSection(i)) continue;
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
       // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
       const core =
@@ -362,8 +365,9 @@ interface Sheath {
   /**
    * Whether a pixel (x, y) of a given region is old clothing beside new bottoms, in a row where they sheathe the waist or
    * hips: left or right of all of them. Only the old bottoms' own cloth is (an old top's hem over the hips stays), so
-   * nothing is when the old top and bottoms cannot be told apart by colour. Old bottoms beside the arms stay: there
-   * the arm's shadowed edge is not told from them.
+   * nothing is when the old top and bottoms cannot be told apart by colour. Beside the arms only what is far paler
+   * than the arm's own skin is (cream trousers by a dark-skinned arm): an arm's shadowed edge is not told from dark
+   * trousers.
    */
   beside(label: number, x: number, y: number): boolean;
   /** Whether x lies left or right of all new bottoms in row y. */
@@ -385,6 +389,7 @@ function sheathedBody(
   person: PersonAnalysis,
   coverage: Float32Array,
   colours: ReturnType<typeof oldBottomsColour>,
+  limbs: LimbPaint | null,
 ): Sheath {
   const { width, height } = image;
   const labels = person.layout.labels;
@@ -413,23 +418,41 @@ function sheathedBody(
     legInside: (label, y) => LEGS.has(label) && rows[label * height + y] === 1,
     beyond,
     beside: (label, x, y) => {
-      if (!colours || (label !== REGION.hips && label !== REGION.torso)) return false;
+      const arm = ARMS.has(label);
+      if (!colours || (!arm && label !== REGION.hips && label !== REGION.torso)) return false;
       if (!beyond(x, y)) return false;
       if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
       // The old bottoms' cloth, told by its colour averaged over a few pixels (a highlight on jeans is not left as a
       // speck); averaged only here, since few pixels lie beside new bottoms.
-      return colours.test(...meanColour(image, x, y, BESIDE_SMOOTHING));
+      if (!arm) return colours.test(...meanColour(image, x, y, BESIDE_SMOOTHING));
+      const mean = meanColour(image, x, y, BESIDE_SMOOTHING, person.matte);
+      // Beside an arm only cloth far paler than the arm's own skin, outside its shape, nearer the old bottoms' colour
+      // than the top's: an arm's shadowed edge is not told from dark trousers, but cream ones beside a dark-skinned
+      // arm pass the skin test and are no part of it.
+      const i = y * width + x;
+      const [top, bottom] = [colours.top, colours.bottom];
+      return (
+        limbs !== null &&
+        limbs.shape[i] === OUTSIDE &&
+        limbs.paler(i, luma(...mean)) &&
+        Math.hypot(mean[0] - bottom[0], mean[1] - bottom[1], mean[2] - bottom[2]) <
+          Math.hypot(mean[0] - top[0], mean[1] - top[1], mean[2] - top[2])
+      );
     },
   };
 }
 
-/** A photo's mean colour over the square of radius r round (x, y), clipped to the photo. */
-function meanColour(image: RawImage, x: number, y: number, r: number): [number, number, number] {
+/**
+ * A photo's mean colour over the square of radius r round (x, y), clipped to the photo; over the person's pixels only
+ * when their matte is given (an arm's edge is not paler for the wall beside it).
+ */
+function meanColour(image: RawImage, x: number, y: number, r: number, matte?: Mask): [number, number, number] {
   const { width, height, channels, data } = image;
   const sum: [number, number, number] = [0, 0, 0];
   let n = 0;
   for (let v = Math.max(0, y - r); v <= Math.min(height - 1, y + r); v++) {
     for (let u = Math.max(0, x - r); u <= Math.min(width - 1, x + r); u++) {
+      if (matte && matte.data[v * width + u]! < 128) continue;
       const j = (v * width + u) * channels;
       sum[0] += data[j]!;
       sum[1] += data[j + 1]!;
@@ -437,7 +460,7 @@ function meanColour(image: RawImage, x: number, y: number, r: number): [number, 
       n++;
     }
   }
-  return [sum[0] / n, sum[1] / n, sum[2] / n];
+  return n > 0 ? [sum[0] / n, sum[1] / n, sum[2] / n] : [0, 0, 0];
 }
 
 /** Per row, whether the new garments cover the body's centre line there (the line from the shoulders' to the hips' middle). */
@@ -750,6 +773,15 @@ function drawLayer(
       }
       const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
       if (!bare) continue;
+      // New bottoms cover what lies beside an arm's shape and is far paler than its skin: cloth (cream trousers by a
+      // dark-skinned arm) that passes the skin test.
+      if (
+        category === 'bottom' &&
+        limbs &&
+        limbs.shape[i] === OUTSIDE &&
+        limbs.paler(i, luma(...meanColour(image, x0 + x, y0 + y, BESIDE_SMOOTHING, person.matte)))
+      )
+        continue;
       // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps), and
       // bare skin anywhere in front of its inside back, seen through its neck opening.
       if ((ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {

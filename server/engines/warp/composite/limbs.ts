@@ -33,7 +33,7 @@
  */
 import { skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { BARE, isSkin, skinChroma, type SkinModel } from './colour.ts';
+import { BARE, isSkin, luma, skinChroma, type SkinModel } from './colour.ts';
 
 interface Limb {
   /** The regions of its upper and lower bone. */
@@ -77,6 +77,12 @@ const CLONE = { quantile: 0.02, length: 0.12, fill: 0.5, across: 0.8, search: 3,
  * taken for an old sleeve and painted over as skin and wall).
  */
 const BARE_SECTION = { step: 2, share: 0.5 } as const;
+/**
+ * An arm's light end: this quantile of its bare pixels' luminance inside its shape; a colour more than PALE times that
+ * is no part of it (a dark-skinned arm's 89, beside cream trousers' 151; a pale arm's 210 leaves nothing above it).
+ */
+const ARM_LIGHT = 0.95;
+const PALE = 1.3;
 /** A limb's colours are known from at least this many of its bare pixels, over at least MIN_BINS bins. */
 const MIN_PIXELS = 300;
 const MIN_BINS = 3;
@@ -133,6 +139,12 @@ export interface LimbPaint {
    * from the shoulder (alongArm), written to `out`; false off the arms.
    */
   onArm(i: number, out: { arm: number; along: number }): boolean;
+  /**
+   * Whether a luminance is far lighter than the arm's own skin, for a photo pixel (by index) of an arm region: above
+   * PALE times the ARM_LIGHT quantile of its bare pixels inside its shape. Cream cloth beside a dark-skinned arm passes
+   * the skin test (whose range comes from the face, highlights and all) but is no part of the arm.
+   */
+  paler(i: number, luminance: number): boolean;
 }
 
 /** The limbs' paint per person and skin model, found once for every compositing of a try-on. */
@@ -291,6 +303,17 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     }
   }
 
+  // The light end of each arm's own skin: its bare pixels inside its shape (the region's pixels beside the shape may be
+  // cloth that passes for skin).
+  const lightest = LIMBS.map((limb, k) => {
+    if (!limb.arm) return Infinity;
+    const lumas = bare[k]!.filter((i) => shape[i] === INSIDE).map((i) =>
+      luma(data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!),
+    );
+    if (lumas.length < MIN_PIXELS) return Infinity;
+    return Float64Array.from(lumas).sort()[Math.floor(ARM_LIGHT * (lumas.length - 1))]!;
+  });
+
   return {
     shape,
     colour(x, y, region, out) {
@@ -356,6 +379,10 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       out.arm = k;
       out.along = alongArm(axes, LIMBS[k]!, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
       return true;
+    },
+    paler(i, luminance) {
+      const k = limbOf[labels[i]!]!;
+      return k >= 0 && luminance > PALE * lightest[k]!;
     },
     bareAt(i) {
       // Skin over an area: at least BARE.share of the pixels within BARE.radius are skin-coloured.
