@@ -824,17 +824,24 @@ describe('light trousers beside a darker arm', () => {
       else if (r === 60 && g === 70 && b === 80) image.data.set(TROUSERS, j);
     }
     const patch = paintPatch(image, person, { x0: 296, x1: 301, y0: 300, y1: 315 }, [180, 146, 120], REGION.leftLowerArm);
-    return { image, person, patch };
+    // And lower, beside the legs (the hips end by y 326).
+    const low = paintPatch(image, person, { x0: 297, x1: 302, y0: 330, y1: 338 }, [180, 146, 120], REGION.leftLowerArm);
+    return { image, person, patch, low };
   };
   const arm = (305 * W + 282) * 3;
 
   test('beside new bottoms, it becomes the wall; the arm keeps its bytes', () => {
-    const { image, person, patch } = creamBesideArm();
+    const { image, person, patch, low } = creamBesideArm();
     assert.ok(isSkin(skinModel(image, person)!, 180, 146, 120), 'the cream passes the skin test');
-    // New bottoms narrower than the old trousers' hips, from y 300 down: the patch lies beside them.
+    // New bottoms narrower than the old trousers' hips, from y 300 down: the patches lie beside them.
     const out = compose({ image, person, layers: [{ layer: greyLayer(185, 300, 31, 180), category: 'bottom' }] });
-    const walled = patch.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), WALL) < 20).length;
-    assert.ok(walled > 0.9 * patch.length, `${walled} of ${patch.length} cream pixels beside the arm became the wall`);
+    for (const [pixels, where] of [
+      [patch, 'at the hips'],
+      [low, 'beside the legs'],
+    ] as const) {
+      const walled = pixels.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), WALL) < 20).length;
+      assert.ok(walled > 0.9 * pixels.length, `${walled} of ${pixels.length} cream pixels beside the arm ${where} became the wall`);
+    }
     assert.deepEqual(Array.from(out.subarray(arm, arm + 3)), Array.from(image.data.subarray(arm, arm + 3)), 'the forearm');
   });
 

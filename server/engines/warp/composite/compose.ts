@@ -376,6 +376,7 @@ interface Sheath {
 
 /** The regions that new bottoms sheathe: the legs, and at the waistband the torso and hips. */
 const SHEATHABLE = new Set<number>([...LEGS, REGION.torso, REGION.hips]);
+const SHEATHABLE_LIST = [...SHEATHABLE];
 
 /**
  * Per region of the legs, waist and hips and per row, whether new bottoms cover at least SHEATHED of that region's
@@ -421,10 +422,14 @@ function sheathedBody(
       const arm = ARMS.has(label);
       if (!colours || (!arm && label !== REGION.hips && label !== REGION.torso)) return false;
       if (!beyond(x, y)) return false;
-      if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
       // The old bottoms' cloth, told by its colour averaged over a few pixels (a highlight on jeans is not left as a
       // speck); averaged only here, since few pixels lie beside new bottoms.
-      if (!arm) return colours.test(...meanColour(image, x, y, BESIDE_SMOOTHING));
+      if (!arm) {
+        if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
+        return colours.test(...meanColour(image, x, y, BESIDE_SMOOTHING));
+      }
+      // An arm hangs beside the legs too: any row the new bottoms sheathe.
+      if (!SHEATHABLE_LIST.some((region) => rows[region * height + y] === 1)) return false;
       const mean = meanColour(image, x, y, BESIDE_SMOOTHING, person.matte);
       // Beside an arm only cloth far paler than the arm's own skin, outside its shape, nearer the old bottoms' colour
       // than the top's: an arm's shadowed edge is not told from dark trousers, but cream ones beside a dark-skinned
