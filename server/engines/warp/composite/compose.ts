@@ -366,8 +366,8 @@ interface Sheath {
    * Whether a pixel (x, y) of a given region is old clothing beside new bottoms, in a row where they sheathe the waist or
    * hips: left or right of all of them. Only the old bottoms' own cloth is (an old top's hem over the hips stays), so
    * nothing is when the old top and bottoms cannot be told apart by colour. Beside the arms only what is far paler
-   * than the arm's own skin is (cream trousers by a dark-skinned arm): an arm's shadowed edge is not told from dark
-   * trousers.
+   * than the arm's own skin is (cream trousers by a dark-skinned arm), in any row the bottoms sheathe (an arm hangs
+   * beside the thighs too): an arm's shadowed edge is not told from dark trousers.
    */
   beside(label: number, x: number, y: number): boolean;
   /** Whether x lies left or right of all new bottoms in row y. */
