@@ -779,6 +779,24 @@ describe('old bottoms beside new ones at the hips', () => {
     assert.ok(skinPixels.length > 100 && kept === skinPixels.length, `${kept} of ${skinPixels.length} skin pixels kept`);
   });
 
+  test('in a hand’s region, where the hand is hidden in a pocket, a longer new top covers the old cuff and trousers', () => {
+    const { image, person } = syntheticPerson();
+    for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);
+    // Both hands in the pockets: their regions show an old cuff above the cream trousers, no skin.
+    const hand: number[] = [];
+    for (let i = 0; i < W * H; i++) {
+      const label = person.layout.labels[i];
+      if (label !== REGION.leftHand && label !== REGION.rightHand) continue;
+      image.data.set(Math.floor(i / W) < 330 ? OLD_TOP : CREAM, i * 3);
+      person.matte.data[i] = 255;
+      // Those the new top reaches (x 100..299), away from the forearms' skin (whose colour is averaged in nearer).
+      if (i % W >= 100 && i % W < 300 && Math.floor(i / W) >= 335) hand.push(i);
+    }
+    const out = compose({ image, person, layers: [{ layer: greyLayer(100, 140, 200, 260), category: 'top' }] });
+    const grey = hand.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
+    assert.ok(grey > 0.9 * hand.length, `${grey} of ${hand.length} pixels drawn over`);
+  });
+
   test('become the wall in the rows the new bottoms sheathe; an old top’s hem over the hips stays', () => {
     const { image, person } = syntheticPerson();
     // Cream trousers, told apart from the navy top by colour.

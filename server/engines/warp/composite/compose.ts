@@ -158,8 +158,9 @@ export function compose(input: ComposeInput): Uint8Array {
   const shading = shadingRatio(lum, width, height, SKIN_SHADING.fine, SKIN_SHADING.coarse);
   // Trousers and skirts sheathe the legs they cover; a dress's slit may let a leg out beside it.
   const bottoms = layers.filter((l) => l.category === 'bottom');
-  // What the customer wore above and below, told apart by colour: measured once for the sheathing and the band.
-  const oldColours = bottoms.length > 0 ? oldBottomsColour(image, person, skin) : null;
+  // What the customer wore above and below, told apart by colour: measured once for the sheathing, the band and a
+  // pocketed hand's region.
+  const oldColours = oldBottomsColour(image, person, skin);
   const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
   const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours, limbs) : null;
   const background = backgroundFill(image, person);
@@ -556,7 +557,8 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
  * (its soft edge). A hand's region is drawn round the hand's landmarks and also holds what lies under a hand in a
  * pocket or beside it (the pocket's dark edge, an old cuff), which would show through a new garment in patches.
  * When the skin's colour is not found on a hand at all (a glove, a hand in deep shade), the whole region stays, but
- * for what of it is the old bottoms' cloth (`oldBottoms`, for new bottoms only): a hand in a pocket shows none.
+ * for what of it is old clothing (`cloth`: for new bottoms the old bottoms' cloth; for a top, a dress or a jacket,
+ * what is nearer either old garment's colour than the skin's): a hand in a pocket shows none.
  */
 function handsInFront(
   labels: Uint8Array,
@@ -564,7 +566,7 @@ function handsInFront(
   layer: Layer,
   skinLike: Float32Array,
   skinArea: Float32Array,
-  oldBottoms: ((o: number) => boolean) | null,
+  cloth: ((o: number) => boolean) | null,
 ): Uint8Array {
   const { x0, y0, width: lw, height: lh } = layer;
   const bare = new Uint8Array(lw * lh);
@@ -584,8 +586,8 @@ function handsInFront(
     }
   }
   if (barePixels < HAND_SKIN * regionPixels) {
-    // What of it is the old bottoms' cloth is no hand: the hand is in a pocket.
-    if (oldBottoms) for (let o = 0; o < region.length; o++) if (region[o] && oldBottoms(o)) region[o] = 0;
+    // What of it is old clothing is no hand: the hand is in a pocket.
+    if (cloth) for (let o = 0; o < region.length; o++) if (region[o] && cloth(o)) region[o] = 0;
     return region;
   }
   const near = squareFilter(bare, lw, lh, HAND_EDGE, true);
@@ -714,8 +716,17 @@ function drawLayer(
         }
       : null;
   // A hand hidden in a trouser pocket shows the trousers in its region: new bottoms cover that cloth. Where the hand
-  // shows too little skin to be found, brown or khaki trousers pass for skin, and so do their shadowed folds.
-  const hands = handsInFront(labels, width, layer, skinLike, skinArea, trousers);
+  // shows too little skin to be found, brown or khaki trousers pass for skin, and so do their shadowed folds. Over it a
+  // longer new top covers what there is nearer either old garment's colour than the skin's (the pocket, an old cuff).
+  const clothes =
+    category !== 'bottom' && oldColours && skin
+      ? (o: number): boolean => {
+          const mean = meanColour(image, x0 + (o % lw), y0 + Math.floor(o / lw), BESIDE_SMOOTHING);
+          const d = [oldColours.bottom, oldColours.top, skin.rgb].map((c) => Math.hypot(mean[0] - c[0], mean[1] - c[1], mean[2] - c[2]));
+          return d[2]! > Math.min(d[0]!, d[1]!);
+        }
+      : null;
+  const hands = handsInFront(labels, width, layer, skinLike, skinArea, trousers ?? clothes);
   // The old top, kept, hangs over new bottoms: its cloth stays in front on the torso, the hips and the thighs, beside
   // a hanging arm's own shape (the cuff of a long sleeve) and round a hand by the hip. It is told from the old bottoms
   // by its colour averaged widely over the pixels it may be (a striped shirt's dark stripes are no trousers; an arm
