@@ -754,18 +754,27 @@ describe('old bottoms beside new ones at the hips', () => {
     assert.deepEqual(at(compose({ image, person, layers }), 200, 300), [200, 200, 200]);
   });
 
-  test('in a hand’s region, where the hand is hidden in a pocket, are covered by new bottoms', () => {
+  /**
+   * The drawn person in cream trousers with both hands in the pockets: each pixel of the hands' regions painted in
+   * `colour(i)` (no skin); their indices.
+   */
+  const pocketedHands = (colour: (i: number) => readonly number[]) => {
     const { image, person } = syntheticPerson();
     for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);
-    // Both hands in the pockets: their regions show the cream trousers, no skin.
     const hand: number[] = [];
     for (let i = 0; i < W * H; i++) {
       const label = person.layout.labels[i];
       if (label !== REGION.leftHand && label !== REGION.rightHand) continue;
-      image.data.set(CREAM, i * 3);
+      image.data.set(colour(i), i * 3);
       person.matte.data[i] = 255;
       hand.push(i);
     }
+    return { image, person, hand };
+  };
+
+  test('in a hand’s region, where the hand is hidden in a pocket, are covered by new bottoms', () => {
+    // Both hands in the pockets: their regions show the cream trousers, no skin.
+    const { image, person, hand } = pocketedHands(() => CREAM);
     assert.ok(hand.length > 100, `${hand.length} hand pixels`);
     const out = compose({ image, person, layers: [{ layer: greyLayer(100, 280, 200, 200), category: 'bottom' }] });
     const grey = hand.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
@@ -780,18 +789,11 @@ describe('old bottoms beside new ones at the hips', () => {
   });
 
   test('in a hand’s region, where the hand is hidden in a pocket, a longer new top covers the old cuff and trousers', () => {
-    const { image, person } = syntheticPerson();
-    for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(CREAM, i * 3);
     // Both hands in the pockets: their regions show an old cuff above the cream trousers, no skin.
-    const hand: number[] = [];
-    for (let i = 0; i < W * H; i++) {
-      const label = person.layout.labels[i];
-      if (label !== REGION.leftHand && label !== REGION.rightHand) continue;
-      image.data.set(Math.floor(i / W) < 330 ? OLD_TOP : CREAM, i * 3);
-      person.matte.data[i] = 255;
-      // Those the new top reaches (x 100..299), away from the forearms' skin (whose colour is averaged in nearer).
-      if (i % W >= 100 && i % W < 300 && Math.floor(i / W) >= 335) hand.push(i);
-    }
+    const pocketed = pocketedHands((i) => (Math.floor(i / W) < 330 ? OLD_TOP : CREAM));
+    const { image, person } = pocketed;
+    // Those the new top reaches (x 100..299), away from the forearms' skin (whose colour is averaged in nearer).
+    const hand = pocketed.hand.filter((i) => i % W >= 100 && i % W < 300 && Math.floor(i / W) >= 335);
     const out = compose({ image, person, layers: [{ layer: greyLayer(100, 140, 200, 260), category: 'top' }] });
     const grey = hand.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
     assert.ok(grey > 0.9 * hand.length, `${grey} of ${hand.length} pixels drawn over`);
