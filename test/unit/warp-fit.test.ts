@@ -580,6 +580,17 @@ describe('rendering and compositing', () => {
     assert.deepEqual(pixel(short, x, y), [...SKIN], 'the bare forearm below a short sleeve stays');
   });
 
+  test('a speck of a garment cut off from the rest is not drawn; the garment is', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    // Over the torso: an 80 × 80 block, and 10 px below it a 4 × 4 speck of the same garment.
+    const layer = greyLayer(160, 150, 80, 100, { alpha: 0 });
+    for (let y = 0; y < 80; y++) for (let x = 0; x < 80; x++) layer.alpha[y * 80 + x] = 1;
+    for (let y = 90; y < 94; y++) for (let x = 40; x < 44; x++) layer.alpha[y * 80 + x] = 1;
+    const out = compose({ image: photo, person: wearer, layers: [{ layer, category: 'top' }] });
+    assert.deepEqual(pixel(out, 201, 241), pixel(photo.data, 201, 241), 'the speck');
+    assert.ok(distanceTo(pixel(out, 200, 190), [200, 200, 200]) < 40, `the block: ${pixel(out, 200, 190)}`);
+  });
+
   test('a layered top (a knit vest) leaves the old top it is worn over: the old sleeve keeps its bytes', () => {
     const layered = compose({ image, person, layers: [{ layer: renderGarment(tee, placement, W, H), category: 'top', layered: true }] });
     assert.deepEqual(pixel(layered, 272, 232), pixel(image.data, 272, 232));

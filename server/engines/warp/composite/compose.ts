@@ -114,6 +114,8 @@ const TOP_SMOOTHING = 0.04;
 const HEM_SPARE = 0.05;
 /** A bare arm within this many shoulder widths of its new sleeve's end (along the arm) stays in front as below it. */
 const SLEEVE_END = 0.05;
+/** A piece of a drawn garment under this share of its largest piece is a speck cut off from it (dropSpecks). */
+const SPECK = 0.005;
 /** How far (pixels) from old clothing turned to background its soft outline goes too. */
 const OUTLINE = 2;
 
@@ -553,6 +555,53 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
 }
 
 /**
+ * What is left of a garment as specks cut off from it by what stays in front (a collar's tip under the chin, between
+ * the skin in front and the jaw's shadow) goes: pieces of it (4-connected, at least half opaque) under SPECK of its
+ * largest piece. `soft` (what may show of each pixel) is changed.
+ */
+function dropSpecks(layer: Layer, soft: Float32Array): void {
+  const { width: lw, height: lh, alpha } = layer;
+  const solid = (k: number): boolean => alpha[k]! * soft[k]! >= 0.5;
+  const piece = new Int32Array(lw * lh).fill(-1);
+  const sizes: number[] = [];
+  const stack: number[] = [];
+  for (let k = 0; k < piece.length; k++) {
+    if (piece[k] !== -1 || !solid(k)) continue;
+    const id = sizes.length;
+    let size = 0;
+    piece[k] = id;
+    stack.push(k);
+    while (stack.length > 0) {
+      const q = stack.pop()!;
+      size++;
+      const x = q % lw;
+      for (const r of [x > 0 ? q - 1 : -1, x < lw - 1 ? q + 1 : -1, q - lw, q + lw]) {
+        if (r < 0 || r >= piece.length || piece[r] !== -1 || !solid(r)) continue;
+        piece[r] = id;
+        stack.push(r);
+      }
+    }
+    sizes.push(size);
+  }
+  const largest = Math.max(0, ...sizes);
+  // A speck's soft rim goes with it: what is not solid takes the piece of a solid neighbour within a pixel.
+  for (let k = 0; k < piece.length; k++) {
+    const id = piece[k]!;
+    if (id >= 0 && sizes[id]! < SPECK * largest) soft[k] = 0;
+  }
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const k = y * lw + x;
+      if (piece[k] !== -1 || soft[k] === 0) continue;
+      let near = -1;
+      for (const r of [x > 0 ? k - 1 : -1, x < lw - 1 ? k + 1 : -1, y > 0 ? k - lw : -1, y < lh - 1 ? k + lw : -1])
+        if (r >= 0 && piece[r]! >= 0 && (near < 0 || sizes[piece[r]!]! > sizes[near]!)) near = piece[r]!;
+      if (near >= 0 && sizes[near]! < SPECK * largest) soft[k] = 0;
+    }
+  }
+}
+
+/**
  * Which hand pixels of a layer's box stay in front of it: the bare skin of the hands and HAND_EDGE pixels round it
  * (its soft edge). A hand's region is drawn round the hand's landmarks and also holds what lies under a hand in a
  * pocket or beside it (the pocket's dark edge, an old cuff), which would show through a new garment in patches.
@@ -816,6 +865,7 @@ function drawLayer(
   // Softened inwards only: pixels that must stay in front stay exactly the photo's.
   const soft = boxMean(allowed, lw, lh, 1);
   for (let k = 0; k < soft.length; k++) if (allowed[k] === 0) soft[k] = 0;
+  dropSpecks(layer, soft);
 
   // Shading from the photo under the garment.
   const local = new Float32Array(lw * lh);
