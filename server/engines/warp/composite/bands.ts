@@ -41,29 +41,34 @@ export interface BandInput {
   coverage: Float32Array;
   torsoLength: number;
   /** oldBottomsColour's answer, when the caller has it already. */
-  colours?: ReturnType<typeof oldBottomsColour>;
+  colours?: OldColours | null;
+}
+
+/** What the customer wears on top and below, told apart by colour (oldBottomsColour). */
+export interface OldColours {
+  top: [number, number, number];
+  bottom: [number, number, number];
+  /** Whether a colour is nearer the old bottoms' than the old top's. */
+  nearerBottoms(r: number, g: number, b: number): boolean;
+  /** Whether a colour is the old bottoms' cloth: not skin, and nearer their colour than the top's. */
+  test(r: number, g: number, b: number): boolean;
 }
 
 /**
- * What the customer wears on top (the torso's clothing colour) and below (the thighs'), with a test of whether a
- * colour is the old bottoms' cloth: not skin, and nearer their colour than the top's. Null when the two cannot be
+ * What the customer wears on top (the torso's clothing colour) and below (the thighs'). Null when the two cannot be
  * told apart by colour (under GARMENTS_APART between them) or either is not seen.
  */
-export function oldBottomsColour(
-  image: RawImage,
-  person: PersonAnalysis,
-  skin: SkinModel | null,
-): { top: [number, number, number]; bottom: [number, number, number]; test(r: number, g: number, b: number): boolean } | null {
+export function oldBottomsColour(image: RawImage, person: PersonAnalysis, skin: SkinModel | null): OldColours | null {
   const top = clothingColour(image, person, UPPER, skin);
   const bottom = clothingColour(image, person, LOWER, skin);
   if (!top || !bottom || Math.hypot(top[0] - bottom[0], top[1] - bottom[1], top[2] - bottom[2]) < BAND.contrast) return null;
+  const nearerBottoms = (r: number, g: number, b: number): boolean =>
+    Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
   return {
     top,
     bottom,
-    test: (r, g, b) => {
-      if (skin && isSkin(skin, r, g, b)) return false;
-      return Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
-    },
+    nearerBottoms,
+    test: (r, g, b) => !(skin && isSkin(skin, r, g, b)) && nearerBottoms(r, g, b),
   };
 }
 

@@ -25,10 +25,10 @@
  */
 import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
-import { oldBottomsColour, replaceWaistBand } from './bands.ts';
+import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
 import { bareNeckline, bareUnderChin, wallAboveShoulders } from './neckline.ts';
 import { add, bodyFrame } from '../fit/body.ts';
-import { boxMean, squareFilter } from '../../../kernel/raster.ts';
+import { boxMean, components, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
@@ -396,7 +396,7 @@ function sheathedBody(
   image: RawImage,
   person: PersonAnalysis,
   coverage: Float32Array,
-  colours: ReturnType<typeof oldBottomsColour>,
+  colours: OldColours | null,
   limbs: LimbPaint | null,
 ): Sheath {
   const { width, height } = image;
@@ -442,14 +442,7 @@ function sheathedBody(
       // than the top's: an arm's shadowed edge is not told from dark trousers, but cream ones beside a dark-skinned
       // arm pass the skin test and are no part of it.
       const i = y * width + x;
-      const [top, bottom] = [colours.top, colours.bottom];
-      return (
-        limbs !== null &&
-        limbs.shape[i] === OUTSIDE &&
-        limbs.paler(i, luma(...mean)) &&
-        Math.hypot(mean[0] - bottom[0], mean[1] - bottom[1], mean[2] - bottom[2]) <
-          Math.hypot(mean[0] - top[0], mean[1] - top[1], mean[2] - top[2])
-      );
+      return limbs !== null && limbs.shape[i] === OUTSIDE && limbs.paler(i, luma(...mean)) && colours.nearerBottoms(...mean);
     },
   };
 }
@@ -565,29 +558,11 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
  */
 function dropSpecks(layer: Layer, soft: Float32Array): void {
   const { width: lw, height: lh, alpha } = layer;
-  const solid = (k: number): boolean => alpha[k]! * soft[k]! >= 0.5;
-  const piece = new Int32Array(lw * lh).fill(-1);
-  const sizes: number[] = [];
-  const stack: number[] = [];
-  for (let k = 0; k < piece.length; k++) {
-    if (piece[k] !== -1 || !solid(k)) continue;
-    const id = sizes.length;
-    let size = 0;
-    piece[k] = id;
-    stack.push(k);
-    while (stack.length > 0) {
-      const q = stack.pop()!;
-      size++;
-      const x = q % lw;
-      for (const r of [x > 0 ? q - 1 : -1, x < lw - 1 ? q + 1 : -1, q - lw, q + lw]) {
-        if (r < 0 || r >= piece.length || piece[r] !== -1 || !solid(r)) continue;
-        piece[r] = id;
-        stack.push(r);
-      }
-    }
-    sizes.push(size);
-  }
-  const largest = Math.max(0, ...sizes);
+  const solid = new Uint8Array(lw * lh);
+  for (let k = 0; k < solid.length; k++) solid[k] = alpha[k]! * soft[k]! >= 0.5 ? 1 : 0;
+  const { label: piece, sizes } = components(solid, lw, 1);
+  let largest = 0;
+  for (const size of sizes) largest = Math.max(largest, size);
   // A speck's soft rim goes with it: what is not solid takes the piece of a solid neighbour within a pixel.
   for (let k = 0; k < piece.length; k++) {
     const id = piece[k]!;
@@ -735,7 +710,7 @@ function drawLayer(
   skin: SkinModel | null,
   placed: PlacedLayer,
   underChin: Uint8Array | null,
-  oldColours: ReturnType<typeof oldBottomsColour>,
+  oldColours: OldColours | null,
   hem: OldHem | null,
 ): void {
   const { width, data, channels } = image;
@@ -762,11 +737,7 @@ function drawLayer(
   // (a striped top's dark stripes are not trousers), by colour alone.
   const trousers =
     category === 'bottom' && oldColours
-      ? (o: number): boolean => {
-          const [r, g, b] = meanColour(image, x0 + (o % lw), y0 + Math.floor(o / lw), BESIDE_SMOOTHING);
-          const { top, bottom } = oldColours;
-          return Math.hypot(r - bottom[0], g - bottom[1], b - bottom[2]) < Math.hypot(r - top[0], g - top[1], b - top[2]);
-        }
+      ? (o: number): boolean => oldColours.nearerBottoms(...meanColour(image, x0 + (o % lw), y0 + Math.floor(o / lw), BESIDE_SMOOTHING))
       : null;
   // A hand hidden in a trouser pocket shows the trousers in its region: new bottoms cover that cloth. Where the hand
   // shows too little skin to be found, brown or khaki trousers pass for skin, and so do their shadowed folds. Over it a
