@@ -750,6 +750,19 @@ describe('legs inside new bottoms', () => {
   });
 });
 
+describe('the wall filled in where old clothing goes', () => {
+  test('is smooth down the photo: a row whose wall beside the person is darker (a shadow’s edge) is no streak across it', () => {
+    const { image, person } = syntheticPerson();
+    const SHADOW = [120, 120, 120] as const;
+    for (let x = 145; x < 160; x++) image.data.set(SHADOW, (400 * W + x) * 3);
+    // New trousers over the middle of the old ones (x 175..225): the old trouser leg beside them becomes the wall.
+    const out = compose({ image, person, layers: [{ layer: greyLayer(175, 330, 51, 150), category: 'bottom' }] });
+    const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    assert.ok(distanceTo(at(165, 390), WALL) < 12, `beside the new trousers: ${at(165, 390)}`);
+    assert.ok(distanceTo(at(165, 400), WALL) < 30, `beside the new trousers, in the shadow’s row: ${at(165, 400)}`);
+  });
+});
+
 describe('old bottoms beside new ones at the hips', () => {
   const CREAM = [220, 200, 150] as const;
   test('new bottoms alone go under the old top, which hangs over them down to its hem', () => {

@@ -104,6 +104,8 @@ const BESIDE_SMOOTHING = 4;
 const ROUNDNESS = 0.22;
 /** Pixels between a person's edge and the background sampled for filling. */
 const BACKGROUND_GAP = 4;
+/** The background fill is averaged down each column over this share of the photo's height either side. */
+const BACKGROUND_SMOOTHING = 0.01;
 /** Matte values from which a pixel mixes in some of the person (the edge that filling reaches). */
 const BACKGROUND_MATTE = 16;
 /** A kept old top over new bottoms runs through shadows up to this share of the torso's length (hangingTop). */
@@ -509,7 +511,8 @@ function coreTest(
 /**
  * A background estimate for person pixels: along each row, the colours of
  * the nearest background pixels to the left and right, blended by distance
- * (studio walls are smooth across a row).
+ * (studio walls are smooth across a row), then averaged down each column
+ * (smoothDown).
  */
 function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
   const { width, height, data, channels } = image;
@@ -548,7 +551,33 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
       x = end;
     }
   }
+  smoothDown(out, person.matte, width, height, Math.max(1, Math.round(BACKGROUND_SMOOTHING * height)));
   return out;
+}
+
+/**
+ * The fill averaged down each column over the person's pixels within r rows: a row whose samples caught the soft
+ * edge of a garment or a hand beside the wall is no streak across the fill.
+ */
+function smoothDown(fill: Uint8Array, matte: Mask, width: number, height: number, r: number): void {
+  const sum = new Float64Array((height + 1) * 3);
+  const count = new Int32Array(height + 1);
+  for (let x = 0; x < width; x++) {
+    for (let y = 0; y < height; y++) {
+      const inside = matte.data[y * width + x]! >= BACKGROUND_MATTE;
+      count[y + 1] = count[y]! + (inside ? 1 : 0);
+      for (let c = 0; c < 3; c++) {
+        sum[(y + 1) * 3 + c] = sum[y * 3 + c]! + (inside ? fill[(y * width + x) * 3 + c]! : 0);
+      }
+    }
+    for (let y = 0; y < height; y++) {
+      if (matte.data[y * width + x]! < BACKGROUND_MATTE) continue;
+      const a = Math.max(0, y - r);
+      const b = Math.min(height, y + r + 1);
+      const n = count[b]! - count[a]!;
+      for (let c = 0; c < 3; c++) fill[(y * width + x) * 3 + c] = Math.round((sum[b * 3 + c]! - sum[a * 3 + c]!) / n);
+    }
+  }
 }
 
 /**
