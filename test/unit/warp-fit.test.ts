@@ -763,6 +763,55 @@ describe('the wall filled in where old clothing goes', () => {
   });
 });
 
+describe('between new trousers’ legs and below them', () => {
+  const KHAKI = [210, 170, 135] as const;
+  /** New trousers: a seat across x 155..245 from y 330 to 380, with a fly's slit (x 199..200, y 340..360) closed below it, and two legs (x 155..185, 215..245) down to y 480. */
+  const trousers = (): Layer => {
+    const layer = greyLayer(150, 330, 100, 150);
+    for (let y = 0; y < layer.height; y++) {
+      for (let x = 0; x < layer.width; x++) {
+        const [px, py] = [layer.x0 + x, layer.y0 + y];
+        const seat = py < 380 && px >= 155 && px < 245 && !(px >= 199 && px <= 200 && py >= 340 && py < 360);
+        const leg = (px >= 155 && px < 185) || (px >= 215 && px < 245);
+        layer.alpha[y * layer.width + x] = seat || leg ? 1 : 0;
+      }
+    }
+    return layer;
+  };
+
+  test('between the legs, old bottoms in a skin-like colour (a skirt’s middle) become the wall; a fly’s slit keeps its bytes', () => {
+    const { image, person } = syntheticPerson();
+    for (let i = 310 * W; i < W * H; i++) if (image.data[i * 3] === 60) image.data.set(KHAKI, i * 3);
+    assert.ok(isSkin(skinModel(image, person)!, ...KHAKI), 'khaki passes for skin by colour');
+    const out = compose({ image, person, layers: [{ layer: trousers(), category: 'bottom' }] });
+    const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    for (const [x, y] of [
+      [200, 400],
+      [190, 460],
+      [210, 390],
+    ] as const)
+      assert.ok(distanceTo(at(x, y), WALL) < 12, `between the legs at ${x}, ${y}: ${at(x, y)}`);
+    assert.deepEqual(at(199, 350), [...KHAKI], 'the fly’s slit');
+  });
+
+  test('below their hems the old trousers are painted as legs, but shoes below the ankles and socks of another colour stay', () => {
+    const { image, person } = syntheticPerson();
+    const CREAM = [220, 200, 150] as const;
+    const SOCK = [30, 30, 60] as const;
+    const SHOE = [250, 250, 250] as const;
+    for (let y = 310; y < 560; y++) {
+      for (let x = 160; x <= 240; x++) image.data.set(y >= 545 ? SHOE : y >= 515 && x >= 215 ? SOCK : CREAM, (y * W + x) * 3);
+    }
+    // Shorts from y 310 to 400; the ankles are at y 540.
+    const out = compose({ image, person, layers: [{ layer: greyLayer(155, 310, 91, 90), category: 'bottom' }] });
+    const at = (x: number, y: number): number[] => Array.from(out.subarray((y * W + x) * 3, (y * W + x) * 3 + 3));
+    assert.ok(distanceTo(at(230, 470), SKIN) < 60, `the shin: ${at(230, 470)}`);
+    assert.ok(distanceTo(at(170, 530), SKIN) < 60, `the other shin above its ankle: ${at(170, 530)}`);
+    assert.deepEqual(at(230, 528), [...SOCK], 'the sock');
+    for (const x of [170, 230]) assert.deepEqual(at(x, 552), [...SHOE], `the shoe at ${x}`);
+  });
+});
+
 describe('old bottoms beside new ones at the hips', () => {
   const CREAM = [220, 200, 150] as const;
   test('new bottoms alone go under the old top, which hangs over them down to its hem', () => {

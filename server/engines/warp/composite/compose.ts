@@ -4,14 +4,15 @@
  *
  * 1. Old clothing that the new garments replace but do not cover becomes
  *    skin (on the arms in an arm's shape and the forearm's light, limbs.ts;
- *    on the legs and body, with the photo's own shading) or background
- *    (the rest of an old sleeve; an old trouser leg beside new trousers or
- *    a skirt that cover the leg in its row, the leg being inside them, and
- *    old bottoms beside them at the waist and hips in the same way; and
- *    where loose old clothing stood away from the body, in the rows the new
- *    garment covers: below a shorter new top the old one stays across its
- *    width); above a new top's neckline, the old top's collar becomes neck
- *    and chest, and so does an old collar below the chin (neckline.ts).
+ *    on the legs and body, with the photo's own shading) or background:
+ *    the rest of an old sleeve; old clothing beside new bottoms in the rows
+ *    they cover (a trouser leg, a loose waistband: the legs are inside
+ *    them) and between new trousers' legs; loose old clothing standing away
+ *    from the body in the rows the new garment covers (below a shorter new
+ *    top the old one stays across its width). Below new bottoms' hems only
+ *    the old bottoms' cloth goes, not shoes or socks. Above a new top's
+ *    neckline, the old top's collar becomes neck and chest, and so does an
+ *    old collar below the chin (neckline.ts).
  * 2. Each garment takes the person's shading: the photo's local luminance
  *    relative to its surroundings (folds, shadows) multiplies the garment's
  *    colour, so hues stay the garment's own.
@@ -170,9 +171,12 @@ export function compose(input: ComposeInput): Uint8Array {
   // pocketed hand's region.
   const oldColours = oldBottomsColour(image, person, skin);
   const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
-  const sheathed = bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours, limbs) : null;
+  const trousers = bottoms.filter((l) => !l.skirt);
+  const crotch = trousers.length > 0 ? openBetween(layerCoverage(trousers, width, height), width, height) : null;
+  const sheathed =
+    bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours, limbs, crotch) : null;
   const background = backgroundFill(image, person);
-  removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background);
+  removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours);
   // A jacket or a vest is worn over a top, whose neckline shows in its opening: only other tops and dresses bare the neck.
   const necklines = layers.filter((l) => (l.category === 'top' || l.category === 'dress') && !l.layered);
   let underChin: Uint8Array | null = null;
@@ -226,6 +230,7 @@ function removeOldClothing(
   kinds: Replaced,
   sheathed: Sheath | null,
   background: Uint8Array,
+  colours: OldColours | null,
 ): void {
   if (!skin || (!kinds.upper && !kinds.hips)) return;
   const { width, height, channels, data } = image;
@@ -233,6 +238,7 @@ function removeOldClothing(
   const { bones, torso } = skeleton(person.landmarks);
   const inCore = coreTest(bones, torso);
   const limbs = limbPaint(image, person, skin, CORE_RADIUS2);
+  const feet = belowAnkles(person);
   // The skin model a limb pixel is painted with, its colour set pixel by pixel from the limb's own.
   const own: SkinModel = { ...skin, rgb: [...skin.rgb] };
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
@@ -245,9 +251,11 @@ function removeOldClothing(
       const label = labels[i]!;
       // A leg beside new bottoms, in a row where they sheathe it (outside them, not below a skirt's curved hem).
       const besideLeg = sheathed !== null && sheathed.legInside(label, y) && sheathed.beyond(x, y);
+      // Between new trousers' legs, below their crotch: old clothing, or skin of a leg that is inside them.
+      const between = sheathed !== null && SHEATHABLE.has(label) && sheathed.between(i);
       // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
       // Beside a skirt, in the rows it covers, an old trouser leg is replaced too.
-      const limb = (kinds.upper && ARMS.has(label)) || (LEGS.has(label) && (kinds.legs || besideLeg));
+      const limb = (kinds.upper && ARMS.has(label)) || (LEGS.has(label) && (kinds.legs || besideLeg)) || between;
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
       const beside = sheathed !== null && sheathed.beside(label, x, y);
       const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.hips && label === REGION.hips) || beside;
@@ -265,13 +273,21 @@ function removeOldClothing(
       // skin-like colour (khaki, beige) goes there like any other.
       // Beside new bottoms, cloth told from an arm as paler than its skin (Sheath.beside) goes too.
       const paleBeside = beside && arm !== null;
-      if (!besideLeg && !paleBeside && isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
+      if (!besideLeg && !between && !paleBeside && isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
       // Across a bare stretch of the arm no old sleeve goes round it: what is not skin there lies beside it.
       if (arm !== null && !paleBeside && limbs.bareSection(i)) continue;
+      // On a leg only the old bottoms' cloth goes: below the ankle is the foot, and there and above it shoes and socks,
+      // told from the cloth by colour, stay (painted, they were skin-coloured blobs on the shoes).
+      if (LEGS.has(label) && !besideLeg && !between) {
+        if (feet(x + 0.5, y + 0.5)) continue;
+        if (colours && !colours.nearerBottoms(...meanColour(image, x, y, BESIDE_SMOOTHING))) continue;
+      }
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
       // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
       const core =
-        !beside && (arm === null ? inCore(x + 0.5, y + 0.5) && !(sheathed && sheathed.legInside(label, y)) : arm > 0 || torsoCore);
+        !beside &&
+        !between &&
+        (arm === null ? inCore(x + 0.5, y + 0.5) && !(sheathed && sheathed.legInside(label, y)) : arm > 0 || torsoCore);
       if (trunk && core) continue;
       // Below a shorter new top the old one stays across its whole width: its loose sides are taken away only in
       // rows where the new garment covers the body's centre line (else they would leave the wall in notches).
@@ -381,6 +397,8 @@ interface Sheath {
   beside(label: number, x: number, y: number): boolean;
   /** Whether x lies left or right of all new bottoms in row y. */
   beyond(x: number, y: number): boolean;
+  /** Whether pixel i lies between new trousers' legs, below their crotch (openBetween). */
+  between(i: number): boolean;
 }
 
 /** The regions that new bottoms sheathe: the legs, and at the waistband the torso and hips. */
@@ -400,6 +418,7 @@ function sheathedBody(
   coverage: Float32Array,
   colours: OldColours | null,
   limbs: LimbPaint | null,
+  crotch: Uint8Array | null,
 ): Sheath {
   const { width, height } = image;
   const labels = person.layout.labels;
@@ -427,6 +446,7 @@ function sheathedBody(
   return {
     legInside: (label, y) => LEGS.has(label) && rows[label * height + y] === 1,
     beyond,
+    between: (i) => crotch !== null && crotch[i] === 1,
     beside: (label, x, y) => {
       const arm = ARMS.has(label);
       if (!colours || (!arm && label !== REGION.hips && label !== REGION.torso)) return false;
@@ -450,6 +470,43 @@ function sheathedBody(
 }
 
 /**
+ * The gap between a pair of trousers' legs: runs of pixels they do not cover (less than half) between covered ones
+ * in their row, part of which has nothing of the trousers below it in its column. What the customer wore shows there
+ * in the photo (a skirt's or a dress's middle, old shorts), and no leg is there: the legs are inside the trousers. A
+ * gap closed below (a fly's seam the cut-out left soft, a hole in an on-model photo's cut-out) is not one.
+ */
+function openBetween(coverage: Float32Array, width: number, height: number): Uint8Array {
+  const left = new Int32Array(height).fill(width);
+  const right = new Int32Array(height).fill(-1);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      if (coverage[y * width + x]! < 0.5) continue;
+      left[y] = Math.min(left[y]!, x);
+      right[y] = x;
+    }
+  }
+  // Open below: nothing of the trousers under the pixel in its column.
+  const open = new Uint8Array(width * height);
+  for (let x = 0; x < width; x++) {
+    for (let y = height - 1; y >= 0 && coverage[y * width + x]! < 0.5; y--) open[y * width + x] = 1;
+  }
+  // A run of uncovered pixels across a row between the legs is the gap when any of it is open below: a leg slanting
+  // inwards under part of it does not close the rest.
+  const out = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    let x = left[y]! + 1;
+    while (x < right[y]!) {
+      let end = x;
+      let opens = false;
+      for (; end < right[y]! && coverage[y * width + end]! < 0.5; end++) if (open[y * width + end]) opens = true;
+      if (opens) out.fill(1, y * width + x, y * width + end);
+      x = end + 1;
+    }
+  }
+  return out;
+}
+
+/**
  * A photo's mean colour over the square of radius r round (x, y), clipped to the photo; over the person's pixels only
  * when their matte is given (an arm's edge is not paler for the wall beside it).
  */
@@ -468,6 +525,25 @@ function meanColour(image: RawImage, x: number, y: number, r: number, matte?: Ma
     }
   }
   return n > 0 ? [sum[0] / n, sum[1] / n, sum[2] / n] : [0, 0, 0];
+}
+
+/**
+ * Whether a point lies past a seen ankle along its shin (from the knee), on that leg's side: the foot, where a shoe
+ * is. Never for an ankle the pose does not see (a half-body photo).
+ */
+function belowAnkles(person: PersonAnalysis): (x: number, y: number) => boolean {
+  const lm = person.landmarks;
+  const legs = [
+    [lm[POSE.leftKnee]!, lm[POSE.leftAnkle]!, lm[POSE.rightAnkle]!],
+    [lm[POSE.rightKnee]!, lm[POSE.rightAnkle]!, lm[POSE.leftAnkle]!],
+  ].filter(([, ankle]) => ankle!.visibility >= 0.5);
+  return (x, y) =>
+    legs.some(([knee, ankle, other]) => {
+      const dx = ankle!.x - knee!.x;
+      const dy = ankle!.y - knee!.y;
+      const nearer = Math.hypot(x - ankle!.x, y - ankle!.y) <= Math.hypot(x - other!.x, y - other!.y);
+      return nearer && (x - ankle!.x) * dx + (y - ankle!.y) * dy > 0;
+    });
 }
 
 /** Per row, whether the new garments cover the body's centre line there (the line from the shoulders' to the hips' middle). */
