@@ -636,22 +636,26 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
  * edge of a garment or a hand beside the wall is no streak across the fill.
  */
 function smoothDown(fill: Uint8Array, matte: Mask, width: number, height: number, r: number): void {
-  const sum = new Float64Array((height + 1) * 3);
-  const count = new Int32Array(height + 1);
-  for (let x = 0; x < width; x++) {
-    for (let y = 0; y < height; y++) {
-      const inside = matte.data[y * width + x]! >= BACKGROUND_MATTE;
-      count[y + 1] = count[y]! + (inside ? 1 : 0);
-      for (let c = 0; c < 3; c++) {
-        sum[(y + 1) * 3 + c] = sum[y * 3 + c]! + (inside ? fill[(y * width + x) * 3 + c]! : 0);
-      }
+  const source = fill.slice();
+  // Running sums per column (and channel) over the window, moved down a row at a time: rows are walked in order.
+  const sum = new Int32Array(width * 3);
+  const count = new Int32Array(width);
+  const add = (y: number, sign: 1 | -1): void => {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      if (matte.data[i]! < BACKGROUND_MATTE) continue;
+      count[x]! += sign;
+      for (let c = 0; c < 3; c++) sum[x * 3 + c]! += sign * source[i * 3 + c]!;
     }
-    for (let y = 0; y < height; y++) {
-      if (matte.data[y * width + x]! < BACKGROUND_MATTE) continue;
-      const a = Math.max(0, y - r);
-      const b = Math.min(height, y + r + 1);
-      const n = count[b]! - count[a]!;
-      for (let c = 0; c < 3; c++) fill[(y * width + x) * 3 + c] = Math.round((sum[b * 3 + c]! - sum[a * 3 + c]!) / n);
+  };
+  for (let y = 0; y < Math.min(r, height); y++) add(y, 1);
+  for (let y = 0; y < height; y++) {
+    if (y + r < height) add(y + r, 1);
+    if (y - r - 1 >= 0) add(y - r - 1, -1);
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      if (matte.data[i]! < BACKGROUND_MATTE) continue;
+      for (let c = 0; c < 3; c++) fill[i * 3 + c] = Math.round(sum[x * 3 + c]! / count[x]!);
     }
   }
 }
