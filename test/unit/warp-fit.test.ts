@@ -23,6 +23,7 @@ import { garmentScale } from '../../server/engines/warp/fit/sizing.ts';
 import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
+import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
 import { POSE, REGION } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, WALL, greyLayer, hangingSleeveTop, paintPatch, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
@@ -188,6 +189,36 @@ describe('placing a top on a body', () => {
     const top = body.shoulderTop.left;
     assert.ok(top.y < 145, `the shoulder's top at ${top.y}`);
     for (const x of [245, 250, 255]) assert.ok(alphaAt(x, Math.round(top.y) + 4) > 0.5, `the sleeve covers (${x}, ${top.y + 4})`);
+  });
+
+  test('the body stays below the shoulders’ outline, which rises towards the neck where the body’s does', () => {
+    const lineAt = (line: readonly Point[], x: number): number => {
+      const k = Math.max(0, Math.min(line.length - 2, line.findIndex((p) => p.x >= x) - 1));
+      const [a, b] = [line[k]!, line[k + 1]!];
+      return a.y + ((b.y - a.y) * (x - a.x)) / (b.x - a.x || 1);
+    };
+    const outlineOf = (frame: typeof body): Point[] =>
+      placeGarment(tee, frame, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }).pieces[0]!.below!.line;
+    // The drawn person's torso is flat on top (y 140): the outline is the straight line between the shoulders' tops.
+    const flat = outlineOf(body);
+    const straight = (x: number): number => lineAt([body.shoulderTop.right, body.shoulderTop.left], x);
+    for (const x of [160, 170, 230, 240]) close(lineAt(flat, x), straight(x), 0.5, `flat shoulders at x ${x}`);
+    // Shoulders rising 12 pixels from the shoulders' tops (x 150, 250) to the neck's sides (x 170, 230).
+    const { image, person: sloped } = syntheticPerson();
+    for (let x = 150; x <= 250; x++) {
+      const rise = Math.round(12 * Math.min(1, Math.max(0, (50 - Math.abs(x - 200)) / 20)));
+      for (let y = 140 - rise; y < 140; y++) {
+        image.data.set(OLD_TOP, (y * W + x) * 3);
+        sloped.matte.data[y * W + x] = 255;
+      }
+    }
+    sloped.layout = new HeuristicBodyParser().parse(image, sloped.landmarks, sloped.matte);
+    const slopedFrame = bodyFrame(sloped);
+    const line = outlineOf(slopedFrame);
+    // Two thirds of the way to the neck's sides (closer in, the drawn layout calls the raised cloth head).
+    for (const x of [163, 237])
+      assert.ok(lineAt(line, x) < straight(x) - 4, `towards the neck at x ${x}: ${lineAt(line, x)} vs ${straight(x)}`);
+    close(lineAt(line, 150), straight(150), 1, 'at the shoulder’s top');
   });
 
   test('an open jacket is two halves, each hanging from its own shoulder and parting towards the hem', () => {

@@ -21,6 +21,11 @@ export interface BodyFrame {
   shoulder: { left: Point; right: Point };
   /** The top of each shoulder's outline, straight above the joint (where a shoulder seam lies). */
   shoulderTop: { left: Point; right: Point };
+  /**
+   * The top of the body's outline above a point (against `down`), below the neck and head: where cloth resting on the
+   * shoulders lies. Null where no such outline is within reach.
+   */
+  outlineAbove(p: Point): Point | null;
   hip: { left: Point; right: Point };
   arm: { left: Point[]; right: Point[] };
   leg: { left: Point[]; right: Point[] };
@@ -85,6 +90,19 @@ export function bodyFrame(person: PersonAnalysis): BodyFrame {
   return {
     unit: unitWidth,
     shoulderTop: { left: top(shoulder.left), right: top(shoulder.right) },
+    outlineAbove(p: Point) {
+      let last = -1;
+      for (let d = 0; d < 0.4 * unitWidth; d++) {
+        const x = Math.round(p.x - down.x * d);
+        const y = Math.round(p.y - down.y * d);
+        if (x < 0 || y < 0 || x >= width || y >= height) break;
+        const i = y * width + x;
+        const label = labels[i]!;
+        if (person.matte.data[i]! < 128 || label === REGION.head || label === REGION.neck) break;
+        last = d;
+      }
+      return last < 0 ? null : add(p, down, -last);
+    },
     origin,
     side,
     down,

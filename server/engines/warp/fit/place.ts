@@ -41,10 +41,11 @@ export interface Piece {
   /** Only garment pixels with `from` ≤ x < `to` belong to the piece (a vertical band of the cut-out). */
   split?: Band;
   /**
-   * The piece is drawn only below the line through these two photo points (a sleeve below the shoulders' outline),
-   * except between the x of `except` (the neck, where a collar rises above it).
+   * The piece is drawn only below the polyline through these photo points, left to right and carried on straight
+   * past its ends (a sleeve below the shoulders' outline), except between the x of `except` (the neck, where a collar
+   * rises above it).
    */
-  below?: { line: [Point, Point]; except?: [number, number] };
+  below?: { line: Point[]; except?: [number, number] };
   /** A sleeve mapped along the arm's bones instead of through a spline (`pairs` then unused). */
   skeleton?: Skeleton;
 }
@@ -87,6 +88,12 @@ const NECK_SEAM = { deepest: 0.35, drop: 0.05 } as const;
 
 /** Half the neck's width, in shoulder widths: a collar may rise above the shoulders' outline there. */
 const NECK_HALF = 0.3;
+/**
+ * The shoulders' outline is looked for at these shares of the way from each shoulder's top to the neck, up from
+ * SHOULDER_REACH shoulder widths below the straight line between the shoulders' tops.
+ */
+const SHOULDER_SAMPLES = [1 / 3, 2 / 3, 1] as const;
+const SHOULDER_REACH = 0.1;
 
 /** How much of a flat sleeve's width shows on an arm. */
 const SLEEVE_GIRTH = 0.75;
@@ -337,9 +344,9 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // spline (an open jacket's, one for each half). A sleeve turned down the arm must not rise above the shoulders'
   // outline (its cap would stand up like a pad), nor the body's own top corners: only the collar may.
   const labels = sleeveLabels(cutout, tubes, Math.max(g.leftHem?.y ?? Infinity, g.rightHem?.y ?? Infinity));
-  const shoulderLine: [Point, Point] = [body.shoulderTop.right, body.shoulderTop.left];
   const neckX = (body.shoulderTop.right.x + body.shoulderTop.left.x) / 2;
   const collar: [number, number] = [neckX - NECK_HALF * U, neckX + NECK_HALF * U];
+  const shoulderLine = shoulderOutline(body, collar);
   const bodyPieces = open ? openFront(pairs.slice(0, bodyPairs), gf, body) : [{ pairs: pairs.slice(0, bodyPairs) }];
   return {
     pieces: [
@@ -348,6 +355,30 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     ],
     bodyPolygon: polygon,
   };
+}
+
+/**
+ * The shoulders' outline, left to right: from each shoulder's top towards the neck, raised to the body's own outline
+ * where that is higher (a shoulder rises towards the neck; cut along a straight line between the shoulders' tops, a
+ * garment's shoulders were flat below it and the customer's own stood above them, boxy, #19, #72).
+ */
+function shoulderOutline(body: BodyFrame, collar: [number, number]): Point[] {
+  const [a, b] = [body.shoulderTop.right, body.shoulderTop.left];
+  const straight = (x: number): number => a.y + ((b.y - a.y) * (x - a.x)) / (b.x - a.x || 1);
+  const points: Point[] = [a];
+  for (const [top, neck] of [
+    [a, collar[0]],
+    [b, collar[1]],
+  ] as const) {
+    for (const t of SHOULDER_SAMPLES) {
+      const x = top.x + (neck - top.x) * t;
+      const start = add({ x, y: straight(x) }, body.down, SHOULDER_REACH * body.unit);
+      const outline = body.outlineAbove(start);
+      points.push({ x, y: outline ? Math.min(straight(x), outline.y) : straight(x) });
+    }
+  }
+  points.push(b);
+  return points.sort((p, q) => p.x - q.x);
 }
 
 /**

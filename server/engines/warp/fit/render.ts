@@ -133,9 +133,9 @@ function drawPiece(
   piece: Piece,
 ): void {
   const { below } = piece;
-  // The line a piece stays below, as y = by + slope · (x − bx) in photo pixels.
+  // The outline a piece stays below, its y at each column of the box (photo pixels).
   const line = below?.line;
-  const slope = line ? (line[1].y - line[0].y) / (line[1].x - line[0].x || 1) : 0;
+  const lineY = line ? polylineColumns(line, box.x0, box.x1) : null;
   const [freeFrom, freeTo] = below?.except ?? [Infinity, -Infinity];
   const { data, width: gw, height: gh } = cutout.image;
   const { width, rgb, alpha, sleeve } = layer;
@@ -152,7 +152,7 @@ function drawPiece(
       const i10 = i00 + 1;
       const i01 = i00 + columns;
       const i11 = i01 + 1;
-      if (line && (px < freeFrom || px > freeTo) && py < line[0].y + slope * (px - line[0].x)) continue;
+      if (lineY && (px < freeFrom || px > freeTo) && py < lineY[px - box.x0]!) continue;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
       if (!ownedBy(piece, sx, sy)) continue;
@@ -235,4 +235,17 @@ export function folds(cutout: GarmentCutout, placement: Placement): boolean {
     if (typical <= 0 || areas.some((a) => a / typical <= 0 || a / typical > STRETCH || a / typical < 1 / STRETCH)) return true;
   }
   return false;
+}
+
+/** A polyline's y at each column x0 ≤ x < x1 (its points left to right), carried on straight past its ends. */
+function polylineColumns(line: readonly Point[], x0: number, x1: number): Float32Array {
+  const out = new Float32Array(Math.max(0, x1 - x0));
+  let k = 0;
+  for (let x = x0; x < x1; x++) {
+    while (k < line.length - 2 && x > line[k + 1]!.x) k++;
+    const a = line[k]!;
+    const b = line[Math.min(k + 1, line.length - 1)]!;
+    out[x - x0] = a.y + ((b.y - a.y) * (x - a.x)) / (b.x - a.x || 1);
+  }
+  return out;
 }
