@@ -46,6 +46,29 @@ test('an old collar above a crew neck becomes skin; the head and the rows above 
   }
 });
 
+test('an old collar in the hair’s colour above a crew neck is painted, unless hair falls onto it from the head', () => {
+  const BLACK = [24, 24, 28] as const;
+  const drawn = (strand: boolean) => {
+    const { image, person } = syntheticPerson();
+    // Black hair above the eyes, and a black collar round the neck (rows 132–149).
+    for (let y = 0; y < 60; y++)
+      for (let x = 0; x < W; x++) if (person.layout.labels[y * W + x] === REGION.head) image.data.set(BLACK, (y * W + x) * 3);
+    for (let y = 132; y < 150; y++) for (let x = 190; x < 210; x++) image.data.set(BLACK, (y * W + x) * 3);
+    // Long hair: a strand from the hair down the face's side and the neck onto the collar.
+    if (strand)
+      for (let y = 50; y < 150; y++)
+        for (let x = 191; x < 194; x++) (image.data.set(BLACK, (y * W + x) * 3), (person.matte.data[y * W + x] = 255));
+    const out = Uint8Array.from(image.data);
+    const skin = skinModel(image, person)!;
+    bareNeckline({ out, image, person, skin, upperCoverage: topFrom(152), shading: flat });
+    return out.subarray((145 * W + 200) * 3, (145 * W + 200) * 3 + 3);
+  };
+  const short = drawn(false);
+  assert.ok(distance(short, SKIN) < 30, `the black collar under short hair became ${[...short]}`);
+  const long = drawn(true);
+  assert.deepEqual([...long], [...BLACK], 'the collar hair falls onto is left');
+});
+
 test('above a neckline deep down the chest (a camisole) nothing is painted', () => {
   const { image, person } = personWithCollar();
   const skin = skinModel(image, person)!;

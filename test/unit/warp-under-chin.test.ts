@@ -66,10 +66,25 @@ test('an old collar in the head’s region below the chin becomes neck skin; the
   for (let i = 0; i < (chin + 1) * W; i++) assert.deepEqual(pixel(out, i), pixel(image.data, i), `pixel ${i} above the chin changed`);
 });
 
-test('below the chin, hair-coloured pixels and the face oval keep their bytes', () => {
+/** A strand of hair 3 pixels wide from the hair above the eyes, at (200, 56), down to pixel i (long hair falling). */
+function strandTo(image: { data: Uint8Array }, matte: Uint8Array, i: number, colour: readonly number[] = HAIR): void {
+  const [x1, y1] = [i % W, Math.floor(i / W)];
+  const steps = Math.max(1, Math.abs(y1 - 56));
+  for (let s = 0; s <= steps; s++) {
+    const x = Math.round(200 + ((x1 - 200) * s) / steps);
+    const y = Math.round(56 + ((y1 - 56) * s) / steps);
+    for (let dx = -1; dx <= 1; dx++) {
+      image.data.set(colour, (y * W + x + dx) * 3);
+      matte[y * W + x + dx] = 255;
+    }
+  }
+}
+
+test('below the chin, hair-coloured pixels joined to the head’s hair and the face oval keep their bytes', () => {
   const { image, person, collar } = personWithCollar();
   const hairAt = collar.slice(0, 10);
   for (const i of hairAt) image.data.set([70, 48, 36], i * 3);
+  strandTo(image, person.matte.data, hairAt[0]!);
   const oval: Mask = { data: new Uint8Array(W * H), width: W, height: H };
   const ovalAt = collar.slice(-10);
   for (const i of ovalAt) oval.data[i] = 255;
@@ -80,9 +95,11 @@ test('below the chin, hair-coloured pixels and the face oval keep their bytes', 
     assert.equal(clothing[i], 0, `pixel ${i} left as head`);
     assert.deepEqual(pixel(out, i), pixel(image.data, i));
   }
-  assert.ok(
-    collar.slice(10, -10).every((i) => clothing[i] === 2),
-    'the rest of the collar is painted',
+  const unpainted = collar.slice(10, -10).filter((i) => clothing[i] !== 2);
+  assert.equal(
+    unpainted.length,
+    0,
+    `the rest of the collar is painted: ${unpainted.map((i) => `${i % W},${Math.floor(i / W)}:${clothing[i]}`).join(' ')}`,
   );
 });
 
@@ -163,6 +180,7 @@ test('hair in deep shadow that joins the hair below the chin is hair; a dark col
   const shadow = collar.filter((i) => i % W > left && i % W < left + third);
   const dark = collar.filter((i) => i % W > right - third);
   for (const i of strand) image.data.set(HAIR, i * 3);
+  strandTo(image, person.matte.data, strand[0]!);
   for (const i of [...shadow, ...dark]) image.data.set([20, 12, 8], i * 3);
   const out = Uint8Array.from(image.data);
   const clothing = bareUnderChin({ out, image, person, skin, shading: flat });
@@ -170,5 +188,32 @@ test('hair in deep shadow that joins the hair below the chin is hair; a dark col
   assert.ok(
     dark.every((i) => clothing[i] === 2),
     'the dark collar apart from the hair is painted',
+  );
+});
+
+test('a collar in the hair’s colour joined to no hair falling from the head is clothing, painted (short hair)', () => {
+  // Black hair above the eyes, and a black neckband.
+  const BLACK = [24, 24, 28] as const;
+  const blacken = (image: { data: Uint8Array }, collar: number[]): void => {
+    for (let i = 0; i < W * H; i++) if (distance(pixel(image.data, i), HAIR) === 0) image.data.set(BLACK, i * 3);
+    for (const i of collar) image.data.set(BLACK, i * 3);
+  };
+  const { image, person, collar } = personWithCollar();
+  blacken(image, collar);
+  const skin = skinModel(image, person)!;
+  const out = Uint8Array.from(image.data);
+  const clothing = bareUnderChin({ out, image, person, skin, shading: flat });
+  assert.ok(
+    collar.every((i) => clothing[i] === 2),
+    `${collar.filter((i) => clothing[i] === 2).length} of ${collar.length} collar pixels painted`,
+  );
+  // Long hair falling onto it from the head is hair.
+  const { image: long, person: longPerson, collar: longCollar } = personWithCollar();
+  strandTo(long, longPerson.matte.data, longCollar[0]!);
+  blacken(long, longCollar);
+  const kept = bareUnderChin({ out: Uint8Array.from(long.data), image: long, person: longPerson, skin, shading: flat });
+  assert.ok(
+    longCollar.every((i) => kept[i] !== 2),
+    'hair joined to the head’s is not painted',
   );
 });

@@ -9,9 +9,10 @@
  * shoulder line (a crew, polo or boat neck, not a camisole's deep front, where
  * a whole chest would have to be invented), the pixels of a collar's height
  * above that neckline that are the person's neck or torso, not skin (nor skin
- * in shadow) and not the colour of the hair (long hair falls there) take the
- * skin colour with the photo's broad shading, as removeOldClothing paints old
- * sleeves.
+ * in shadow) and not hair (the hair's colour joined to the hair beside the
+ * face: long hair falls there; a black collar under short hair is no hair)
+ * take the skin colour with the photo's broad shading, as removeOldClothing
+ * paints old sleeves.
  *
  * The same holds below the chin inside the head's region, which reaches over
  * the neck and the old collar and stays in front of every garment
@@ -32,6 +33,8 @@ const COLLAR = 0.3;
 const HAIR_DISTANCE = 45;
 /** Pixels within this many standard deviations of the hair's colours, channel by channel, may be hair. */
 const HAIR_SPREAD = 2;
+/** Hair is followed down from the rows this many shoulder widths above the chin (beside the face). */
+const HAIR_ABOVE = 0.3;
 /** The hair's colour is known from at least this many non-skin pixels of the head above the eyes. */
 const MIN_HAIR_PIXELS = 50;
 
@@ -62,6 +65,7 @@ export function bareNeckline(input: NecklineInput): number {
   const y1 = Math.min(height - 1, Math.ceil(deepest));
   if (x1 < x0 || y1 < chinY) return 0;
   const bare = bareSkin(image, person.matte, skin, x0, chinY, x1, y1);
+  const fallen = hair ? hairFromHead(image, person, hair.near, x0, x1, y1) : null;
   let painted = 0;
   for (let x = x0; x <= x1; x++) {
     let top = -1;
@@ -82,13 +86,46 @@ export function bareNeckline(input: NecklineInput): number {
       const b = data[j + 2]!;
       // Skin stays, and so does skin in the jaw's shadow where it covers an area (a pink collar's specks do not).
       if (isSkin(skin, r, g, b) || bare[(y - chinY) * (x1 - x0 + 1) + x - x0] === 1) continue;
-      if (hair?.near(r, g, b)) continue;
+      if (hair?.near(r, g, b) && fallen!.has(i)) continue;
       const keep = upperCoverage[i]!;
       for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(skin, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
       painted++;
     }
   }
   return painted;
+}
+
+/**
+ * Hair falls from the head: the pixels of the hair's colours (`test`: near its mean, or holding its colours) joined
+ * through such pixels to those beside the face, in the rows from HAIR_ABOVE shoulder widths above the chin down to
+ * it, within columns x0..x1 and down to row y1. A black collar round the neck of someone whose hair ends above it
+ * joins none and is clothing (#103); long hair on the shoulders joins the hair beside the face.
+ */
+function hairFromHead(
+  image: RawImage,
+  person: PersonAnalysis,
+  test: (r: number, g: number, b: number) => boolean,
+  x0: number,
+  x1: number,
+  y1: number,
+): Set<number> {
+  const { width, data, channels } = image;
+  const lm = person.landmarks;
+  const unit = Math.hypot(lm[POSE.leftShoulder]!.x - lm[POSE.rightShoulder]!.x, lm[POSE.leftShoulder]!.y - lm[POSE.rightShoulder]!.y);
+  const chinY = chinRow(person);
+  const top = Math.max(0, Math.round(chinY - HAIR_ABOVE * unit));
+  const bw = x1 - x0 + 1;
+  const out = new Set<number>();
+  if (bw <= 0 || y1 < top) return out;
+  const isHair = (x: number, y: number): boolean => {
+    const i = (top + y) * width + x0 + x;
+    const j = i * channels;
+    return person.matte.data[i]! >= 128 && test(data[j]!, data[j + 1]!, data[j + 2]!);
+  };
+  const seeds: number[] = [];
+  for (let y = 0; top + y <= Math.min(chinY, y1); y++) for (let x = 0; x < bw; x++) if (isHair(x, y)) seeds.push(y * bw + x);
+  for (const k of flood4(bw, y1 - top + 1, seeds, isHair)) out.add((top + Math.floor(k / bw)) * width + x0 + (k % bw));
+  return out;
 }
 
 /**
@@ -119,7 +156,8 @@ const MIN_NECK_PIXELS = 30;
 /**
  * The head's region reaches below the chin (its round end, and hair the layout grew into it by colour) over the
  * neck and the old top's collar, and it stays in front of every garment. Below the chin only its bare skin (skin
- * over an area, as on the arms, in shadow too), the face oval, pixels of the hair's colours, hair in deep shadow
+ * over an area, as on the arms, in shadow too), the face oval, hair (its colours joined to the hair beside the face,
+ * hairFromHead: a black collar under short hair is clothing, #103), hair in deep shadow
  * joined to them and the outline's mix with the wall are the head; the rest is the old top (a shirt's collar, a
  * sweatshirt's neckband), which a new top or dress may cover. What it does not cover becomes neck skin where the
  * head's own bone reaches (not in hair grown by colour, unless no hair shows above the eyes to tell its colour) and
@@ -153,6 +191,7 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
   const bw = x1 - x0 + 1;
   const bare = bareSkin(image, person.matte, skin, x0, top, x1, y1);
   const hair = hairColour(image, person, skin);
+  const fallen = hair ? hairFromHead(image, person, hair.holds, x0, x1, y1) : null;
   const neck: [number, number, number] = [0, 0, 0];
   let neckPixels = 0;
   for (let y = top; y <= y1; y++) {
@@ -173,15 +212,18 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
         }
         continue;
       }
-      if (hair?.holds(r, g, b) || nearWall(person.matte, x, y)) continue;
+      // Of the hair's colours, only hair joined to the hair beside the face is hair (hairFromHead).
+      const hairy = hair?.holds(r, g, b) === true;
+      if ((hairy && fallen!.has(i)) || nearWall(person.matte, x, y)) continue;
       // Old clothing, which a new garment may cover. It is painted only where it is not skin-coloured itself (a strand
       // of hair across the neck, a collar's edge), and where the head's own bone reaches, not in hair the layout
-      // grew by colour (unless no hair shows above the eyes: then what the layout took for hair was clothing too).
-      const keep = skinOrShadow(skin, r, g, b) || (hair && boneRegion(x, y) !== REGION.head);
+      // grew by colour (unless no hair shows above the eyes: then what the layout took for hair was clothing too),
+      // except in the hair's colours joined to no hair (a black collar the layout grew into the head).
+      const keep = skinOrShadow(skin, r, g, b) || (hair && !hairy && boneRegion(x, y) !== REGION.head);
       clothing[i] = keep ? 1 : 2;
     }
   }
-  if (hair) keepHairShadows(image, hair, clothing, x0, top, x1, y1);
+  if (hair) keepHairShadows(image, hair, fallen!, clothing, x0, top, x1, y1);
   const colour: SkinModel =
     neckPixels >= MIN_NECK_PIXELS ? { ...skin, rgb: [neck[0] / neckPixels, neck[1] / neckPixels, neck[2] / neckPixels] } : skin;
   for (let i = top * width; i < clothing.length; i++) {
@@ -381,11 +423,21 @@ function bareSkin(image: RawImage, matte: Mask, skin: SkinModel, x0: number, y0:
 
 /**
  * Hair in deep shadow beside the neck lies inside the person's matte and is neither skin nor the hair's usual
- * colours: old clothing pixels no lighter than the hair that join hair through such pixels are left out of
- * `clothing` (a dark collar that no hair touches stays clothing; one that long hair falls on stays as it is). The
+ * colours: old clothing pixels no lighter than the hair that join hair fallen from the head (hairFromHead) through
+ * such pixels are left out of `clothing` (a dark collar that no hair touches stays clothing; one that long hair falls
+ * on stays as it is). The
  * wall seen between hair and neck is not told apart this way: a white top on a white wall would be taken for it.
  */
-function keepHairShadows(image: RawImage, hair: Hair, clothing: Uint8Array, x0: number, y0: number, x1: number, y1: number): void {
+function keepHairShadows(
+  image: RawImage,
+  hair: Hair,
+  fallen: Set<number>,
+  clothing: Uint8Array,
+  x0: number,
+  y0: number,
+  x1: number,
+  y1: number,
+): void {
   const { width, data, channels } = image;
   const bw = x1 - x0 + 1;
   const at = (x: number, y: number): [number, number, number] => {
@@ -393,7 +445,9 @@ function keepHairShadows(image: RawImage, hair: Hair, clothing: Uint8Array, x0: 
     return [data[j]!, data[j + 1]!, data[j + 2]!];
   };
   const seeds: number[] = [];
-  for (let y = 0; y <= y1 - y0; y++) for (let x = 0; x < bw; x++) if (hair.holds(...at(x, y))) seeds.push(y * bw + x);
+  for (let y = 0; y <= y1 - y0; y++) {
+    for (let x = 0; x < bw; x++) if (fallen.has((y0 + y) * width + x0 + x) && hair.holds(...at(x, y))) seeds.push(y * bw + x);
+  }
   const reached = flood4(bw, y1 - y0 + 1, seeds, (x, y) => luma(...at(x, y)) <= hair.luma);
   for (const k of reached) clothing[(y0 + Math.floor(k / bw)) * width + x0 + (k % bw)] = 0;
 }
