@@ -929,6 +929,21 @@ describe('old bottoms beside new ones at the hips', () => {
     const arm = (305 * W + 282) * 3;
     assert.deepEqual(Array.from(out.subarray(arm, arm + 3)), Array.from(image.data.subarray(arm, arm + 3)), 'the forearm');
   });
+
+  test('go behind the forearm where the layout gives its edge to the hips: behind its skin inside its shape', () => {
+    const { image, person } = syntheticPerson();
+    // The layout's coarse regions give a block of the left forearm (x 271..293 at y 305) to the hips.
+    const block: number[] = [];
+    for (let y = 302; y < 308; y++) {
+      for (let x = 276; x < 290; x++) {
+        person.layout.labels[y * W + x] = REGION.hips;
+        block.push(y * W + x);
+      }
+    }
+    const out = compose({ image, person, layers: [{ layer: greyLayer(160, 295, 150, 100), category: 'bottom' }] });
+    const kept = block.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), SKIN) < 12).length;
+    assert.ok(kept > 0.9 * block.length, `${kept} of ${block.length} pixels of the forearm in front of the bottoms`);
+  });
 });
 
 describe('light trousers beside a darker arm', () => {

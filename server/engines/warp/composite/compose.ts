@@ -911,9 +911,17 @@ function drawLayer(
       const label = labels[i]!;
       let ok = HANDS.has(label) ? !hands[o] : !HEAD_AND_HANDS.has(label) || (underChin !== null && underChin[i]! > 0);
       // Bottoms go behind an arm hanging beside them: behind its own shape (limbs.ts), not all of its region, which
-      // takes in the old trousers between the arm and the hip.
-      if (ok && category === 'bottom' && ARMS.has(label) && (!limbs || limbs.shape[i]! > OUTSIDE)) ok = false;
-      allowed[o] = ok ? 1 : 0;
+      // takes in the old trousers between the arm and the hip; and where the layout gives the arm's edge to the hips,
+      // behind its skin-coloured pixels inside its shape there too, anti-aliased (the layout's coarse regions
+      // stair-stepped that edge; the shape alone, a little wider than some arms, left a gap beside them).
+      let arm = 0;
+      if (ok && category === 'bottom') {
+        if (!limbs) arm = ARMS.has(label) ? 1 : 0;
+        else if (ARMS.has(label)) arm = limbs.shape[i]! > OUTSIDE ? 1 : 0;
+        else if (!HANDS.has(label) && skinLike[y * lw + x] === 1) arm = limbs.armCover(x0 + x + 0.5, y0 + y + 0.5);
+        if (arm >= 0.5) ok = false;
+      }
+      allowed[o] = ok ? 1 - arm : 0;
       if (!ok) continue;
       // Through a layered garment's neck opening shows the top worn under it, not its inside back.
       if ((keptTop && keptTop[o]) || (placed.layered && layer.insideBack?.[o] === 1)) {

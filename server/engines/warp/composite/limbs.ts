@@ -140,6 +140,11 @@ export interface LimbPaint {
    */
   onArm(i: number, out: { arm: number; along: number }): boolean;
   /**
+   * How much of the point (x, y) either arm's shape covers (0 to 1, anti-aliased at its edge), whatever the layout's
+   * region there: the layout's coarse regions give a forearm's edge to the hips in steps.
+   */
+  armCover(x: number, y: number): number;
+  /**
    * Whether a luminance is far lighter than the arm's own skin, for a photo pixel (by index) of an arm region: above
    * PALE times the ARM_LIGHT quantile of its bare pixels inside its shape. Cream cloth beside a dark-skinned arm passes
    * the skin test (whose range comes from the face, highlights and all) but is no part of the arm.
@@ -372,6 +377,17 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       const u = alongArm(axes, LIMBS[k]!, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
       const s = Math.floor(u / BARE_SECTION.step);
       return s >= 0 && s < covered.length && covered[s] === 1;
+    },
+    armCover(x, y) {
+      let cover = 0;
+      for (const limb of LIMBS) {
+        if (!limb.arm) continue;
+        for (const region of [limb.upper, limb.lower]) {
+          locate(x, y, region);
+          if (place.inside > cover) cover = place.inside;
+        }
+      }
+      return cover;
     },
     onArm(i, out) {
       const k = limbOf[labels[i]!]!;
