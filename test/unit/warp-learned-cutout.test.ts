@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import type { GarmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
 import { garmentMatte } from '../../server/engines/warp/cutout/alpha.ts';
-import { combineMattes, openSlits } from '../../server/engines/warp/cutout/combine.ts';
+import { closeLegStripes, combineMattes, openSlits } from '../../server/engines/warp/cutout/combine.ts';
 import { GarmentSegmenter, inputTensor, stretch } from '../../server/engines/warp/cutout/learned.ts';
 import { readRawImage } from '../../server/vision/person.ts';
 import type { Mask } from '../../server/vision/types.ts';
@@ -200,5 +200,24 @@ describe('U²-Netp on drawn garments', () => {
   test('a blank photo has no garment', async () => {
     const learned = await segmenter.segment(await photo('', '#ffffff'));
     assert.equal(combineMattes(learned, null), null);
+  });
+});
+
+describe('stripes of trousers in the backdrop’s colour', () => {
+  test('are closed inside the legs and above the crotch; the gap between the legs and the belt loops stay', () => {
+    // Trousers (x 40..160, y 20..190) with their crotch at (100, 90): the legs part below it (gap x 95..105, widening),
+    // belt loops at the top edge (rows 20..22 open between x 60..70), and a white stripe lost down the right leg
+    // (x 130..133, y 30..180).
+    const trousers = mask((x, y) => {
+      if (x < 40 || x >= 160 || y < 20 || y >= 190) return false;
+      if (y < 23 && x >= 60 && x < 70) return false;
+      if (y >= 90 && Math.abs(x - 100) <= 5 + (y - 90) / 10) return false;
+      return !(x >= 130 && x < 134 && y >= 30 && y < 180);
+    });
+    const closed = closeLegStripes(trousers, [40, 20, 160, 190], { x: 100, y: 90 });
+    assert.ok(closed >= 4 * 150, `${closed} pixels closed`);
+    for (const y of [40, 100, 170]) assert.equal(trousers.data[y * W + 131], 255, `the stripe at row ${y}`);
+    for (const y of [100, 150, 185]) assert.equal(trousers.data[y * W + 100], 0, `the gap between the legs at row ${y}`);
+    assert.equal(trousers.data[21 * W + 65], 0, 'between the belt loops');
   });
 });

@@ -30,6 +30,12 @@ const MIN_COMPONENT = 0.08;
  * `contrast` (RGB distance) from the mean of the `side` pixels of garment on either side.
  */
 const SLIT = { width: 0.05, length: 0.1, side: 4, contrast: 60 } as const;
+/** Below the crotch, a run of backdrop inside a trouser leg up to this share of the garment's width is a lost stripe. */
+const STRIPE = 0.1;
+/** Stripes are looked for from this share of the garment's height below its top (its waistband's top edge). */
+const WAISTBAND_EDGE = 0.04;
+/** A closed stripe's soft edge, this many pixels either side, is made opaque with it. */
+const EDGE = 2;
 /** Trimming the learned outline to the classical one (trimToClassical): pixels deep, stretch's radius, agreement. */
 const TRIM = { depth: 2, stretch: 6, agree: 0.3 } as const;
 
@@ -171,6 +177,48 @@ export function openSlits(
     opened++;
   }
   return opened;
+}
+
+/**
+ * Stripes of a pair of trousers in the backdrop's colour (white fabric on a white backdrop) that both mattes left out:
+ * runs of backdrop between garment pixels in a row. Above the crotch the trousers are one piece, and every such run is
+ * garment; below it, every run but the gap between the legs (the run nearest the crotch's x) up to `STRIPE` of the
+ * garment's width (#39, #87: the legs drawn on the customer had slivers of what was under them). Returns how many
+ * pixels it made garment.
+ */
+export function closeLegStripes(alpha: Mask, box: readonly [number, number, number, number], crotch: { x: number; y: number }): number {
+  const { data, width } = alpha;
+  const [bx0, by0, bx1, by1] = box;
+  const widest = STRIPE * (bx1 - bx0);
+  let closed = 0;
+  // Below the waistband's top edge, whose belt loops and scallops leave backdrop between them.
+  for (let y = by0 + Math.round(WAISTBAND_EDGE * (by1 - by0)); y < by1; y++) {
+    const row = y * width;
+    const runs: [number, number][] = [];
+    let x = bx0;
+    while (x < bx1 && data[row + x]! < 128) x++;
+    while (x < bx1) {
+      while (x < bx1 && data[row + x]! >= 128) x++;
+      const from = x;
+      while (x < bx1 && data[row + x]! < 128) x++;
+      if (x < bx1) runs.push([from, x]);
+    }
+    let gap = -1;
+    if (y >= crotch.y) {
+      let nearest = Infinity;
+      runs.forEach(([from, to], k) => {
+        const d = crotch.x < from ? from - crotch.x : crotch.x >= to ? crotch.x - to + 1 : 0;
+        if (d < nearest) [nearest, gap] = [d, k];
+      });
+    }
+    runs.forEach(([from, to], k) => {
+      if (k === gap || (y >= crotch.y && to - from > widest)) return;
+      // The soft edge either side goes with it, or it stays as a faint line.
+      const [a, b] = [Math.max(bx0, from - EDGE), Math.min(bx1, to + EDGE)];
+      for (let i = row + a; i < row + b; i++) if (data[i]! < 255) ((data[i] = 255), closed++);
+    });
+  }
+  return closed;
 }
 
 /** Where slits are looked for (photo pixels): between a sleeve's inner edge and the body's side. */

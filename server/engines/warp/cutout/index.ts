@@ -18,7 +18,7 @@ import { squareFilter } from '../../../kernel/raster.ts';
 import { bareSkinShare, clothingColour, isSkin, skinModel, type SkinModel } from '../composite/colour.ts';
 import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../types.ts';
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
-import { combineMattes, openSlits, type SlitWindow } from './combine.ts';
+import { closeLegStripes, combineMattes, openSlits, type SlitWindow } from './combine.ts';
 import { cutInsideBack, frontNeckline, insideBackMask, usualNeckline } from './inside-back.ts';
 import type { GarmentSegmenter } from './learned.ts';
 import { looksLikeOuterwear } from './closure.ts';
@@ -203,6 +203,8 @@ function flatGarment(image: RawImage, requested: GarmentCategory, learned: Mask 
   // the hem, and opened, the slit ended it early.
   if (classical && matte !== classical)
     for (const window of slitWindows(landmarks)) openSlits(matte.alpha, classical.alpha, matte.box, image, window);
+  // Stripes of trousers in the backdrop's colour, left out by both mattes, are closed again.
+  if (category === 'bottom' && landmarks.crotch) closeLegStripes(matte.alpha, matte.box, landmarks.crotch);
   return crop(image, matte.alpha, matte.box, landmarks, category, requested === 'auto' ? 'silhouette' : 'request', 'flat');
 }
 
