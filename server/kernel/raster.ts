@@ -113,23 +113,22 @@ export function flood4(width: number, height: number, seeds: readonly number[], 
     reached.push(k);
     stack.push(k);
   }
+  // The four neighbours without an array per cell: this runs over every pixel of a region.
+  const visit = (nx: number, ny: number): void => {
+    const n = ny * width + nx;
+    if (seen[n] || !passes(nx, ny)) return;
+    seen[n] = 1;
+    reached.push(n);
+    stack.push(n);
+  };
   while (stack.length > 0) {
     const k = stack.pop()!;
     const x = k % width;
     const y = (k - x) / width;
-    for (const [nx, ny] of [
-      [x - 1, y],
-      [x + 1, y],
-      [x, y - 1],
-      [x, y + 1],
-    ] as const) {
-      if (nx < 0 || nx >= width || ny < 0 || ny >= height) continue;
-      const n = ny * width + nx;
-      if (seen[n] || !passes(nx, ny)) continue;
-      seen[n] = 1;
-      reached.push(n);
-      stack.push(n);
-    }
+    if (x > 0) visit(x - 1, y);
+    if (x < width - 1) visit(x + 1, y);
+    if (y > 0) visit(x, y - 1);
+    if (y < height - 1) visit(x, y + 1);
   }
   return reached;
 }

@@ -636,26 +636,44 @@ function backgroundFill(image: RawImage, person: PersonAnalysis): Uint8Array {
  * edge of a garment or a hand beside the wall is no streak across the fill.
  */
 function smoothDown(fill: Uint8Array, matte: Mask, width: number, height: number, r: number): void {
+  const inside = matte.data;
+  // Only the columns the person spans have a fill.
+  let x0 = width;
+  let x1 = -1;
+  for (let i = 0; i < width * height; i++) {
+    if (inside[i]! < BACKGROUND_MATTE) continue;
+    const x = i % width;
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+  }
+  if (x1 < 0) return;
   const source = fill.slice();
   // Running sums per column (and channel) over the window, moved down a row at a time: rows are walked in order.
   const sum = new Int32Array(width * 3);
   const count = new Int32Array(width);
-  const add = (y: number, sign: 1 | -1): void => {
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      if (matte.data[i]! < BACKGROUND_MATTE) continue;
-      count[x]! += sign;
-      for (let c = 0; c < 3; c++) sum[x * 3 + c]! += sign * source[i * 3 + c]!;
+  const add = (y: number, sign: number): void => {
+    for (let x = x0, i = y * width + x0; x <= x1; x++, i++) {
+      if (inside[i]! < BACKGROUND_MATTE) continue;
+      count[x] = count[x]! + sign;
+      const j = i * 3;
+      const k = x * 3;
+      sum[k] = sum[k]! + sign * source[j]!;
+      sum[k + 1] = sum[k + 1]! + sign * source[j + 1]!;
+      sum[k + 2] = sum[k + 2]! + sign * source[j + 2]!;
     }
   };
   for (let y = 0; y < Math.min(r, height); y++) add(y, 1);
   for (let y = 0; y < height; y++) {
     if (y + r < height) add(y + r, 1);
     if (y - r - 1 >= 0) add(y - r - 1, -1);
-    for (let x = 0; x < width; x++) {
-      const i = y * width + x;
-      if (matte.data[i]! < BACKGROUND_MATTE) continue;
-      for (let c = 0; c < 3; c++) fill[i * 3 + c] = Math.round(sum[x * 3 + c]! / count[x]!);
+    for (let x = x0, i = y * width + x0; x <= x1; x++, i++) {
+      if (inside[i]! < BACKGROUND_MATTE) continue;
+      const n = count[x]!;
+      const j = i * 3;
+      const k = x * 3;
+      fill[j] = (sum[k]! / n + 0.5) | 0;
+      fill[j + 1] = (sum[k + 1]! / n + 0.5) | 0;
+      fill[j + 2] = (sum[k + 2]! / n + 0.5) | 0;
     }
   }
 }

@@ -108,15 +108,14 @@ function hairFromHead(
   x0: number,
   x1: number,
   y1: number,
-): Set<number> {
+): FallenHair {
   const { width, data, channels } = image;
   const lm = person.landmarks;
   const unit = Math.hypot(lm[POSE.leftShoulder]!.x - lm[POSE.rightShoulder]!.x, lm[POSE.leftShoulder]!.y - lm[POSE.rightShoulder]!.y);
   const chinY = chinRow(person);
   const top = Math.max(0, Math.round(chinY - HAIR_ABOVE * unit));
   const bw = x1 - x0 + 1;
-  const out = new Set<number>();
-  if (bw <= 0 || y1 < top) return out;
+  if (bw <= 0 || y1 < top) return { has: () => false };
   const isHair = (x: number, y: number): boolean => {
     const i = (top + y) * width + x0 + x;
     const j = i * channels;
@@ -124,8 +123,20 @@ function hairFromHead(
   };
   const seeds: number[] = [];
   for (let y = 0; top + y <= Math.min(chinY, y1); y++) for (let x = 0; x < bw; x++) if (isHair(x, y)) seeds.push(y * bw + x);
-  for (const k of flood4(bw, y1 - top + 1, seeds, isHair)) out.add((top + Math.floor(k / bw)) * width + x0 + (k % bw));
-  return out;
+  const fallen = new Uint8Array(bw * (y1 - top + 1));
+  for (const k of flood4(bw, y1 - top + 1, seeds, isHair)) fallen[k] = 1;
+  return {
+    has: (i) => {
+      const x = (i % width) - x0;
+      const y = Math.floor(i / width) - top;
+      return x >= 0 && x < bw && y >= 0 && y <= y1 - top && fallen[y * bw + x] === 1;
+    },
+  };
+}
+
+/** Which photo pixels (by index) are hair fallen from the head (hairFromHead). */
+interface FallenHair {
+  has(i: number): boolean;
 }
 
 /**
@@ -431,7 +442,7 @@ function bareSkin(image: RawImage, matte: Mask, skin: SkinModel, x0: number, y0:
 function keepHairShadows(
   image: RawImage,
   hair: Hair,
-  fallen: Set<number>,
+  fallen: FallenHair,
   clothing: Uint8Array,
   x0: number,
   y0: number,
