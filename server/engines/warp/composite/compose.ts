@@ -175,7 +175,7 @@ export function compose(input: ComposeInput): Uint8Array {
   const crotch = trousers.length > 0 ? openBetween(layerCoverage(trousers, width, height), width, height) : null;
   const sheathed =
     bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours, limbs, crotch) : null;
-  const background = backgroundFill(image, person);
+  const background = wallBehind(image, person);
   removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours);
   // A jacket or a vest is worn over a top, whose neckline shows in its opening: only other tops and dresses bare the neck.
   const necklines = layers.filter((l) => (l.category === 'top' || l.category === 'dress') && !l.layered);
@@ -582,6 +582,17 @@ function coreTest(
 ): (x: number, y: number) => boolean {
   return (x, y) =>
     insideConvex(x, y, torso) || bones.some((bone) => segmentDistance2(x, y, bone) <= bone.radius * bone.radius * CORE_RADIUS2);
+}
+
+/** The wall behind each person, per photo: found once for every compositing of a try-on (each caution level). */
+const walls = new WeakMap<PersonAnalysis, { image: RawImage; fill: Uint8Array }>();
+
+function wallBehind(image: RawImage, person: PersonAnalysis): Uint8Array {
+  const known = walls.get(person);
+  if (known && known.image === image) return known.fill;
+  const fill = backgroundFill(image, person);
+  walls.set(person, { image, fill });
+  return fill;
 }
 
 /**
