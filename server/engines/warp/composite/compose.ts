@@ -425,15 +425,10 @@ function sheathedBody(
   const size = (Math.max(...SHEATHABLE) + 1) * height;
   const total = new Uint32Array(size);
   const covered = new Uint32Array(size);
-  const left = new Int32Array(height).fill(width);
-  const right = new Int32Array(height).fill(-1);
+  const { left, right } = rowExtents(coverage, width, height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * width + x;
-      if (coverage[i]! >= 0.5) {
-        left[y] = Math.min(left[y]!, x);
-        right[y] = x;
-      }
       const label = labels[i]!;
       if (!SHEATHABLE.has(label) || person.matte.data[i]! < 128) continue;
       total[label * height + y]!++;
@@ -469,13 +464,8 @@ function sheathedBody(
   };
 }
 
-/**
- * The gap between a pair of trousers' legs: runs of pixels they do not cover (less than half) between covered ones
- * in their row, part of which has nothing of the trousers below it in its column. What the customer wore shows there
- * in the photo (a skirt's or a dress's middle, old shorts), and no leg is there: the legs are inside the trousers. A
- * gap closed below (a fly's seam the cut-out left soft, a hole in an on-model photo's cut-out) is not one.
- */
-function openBetween(coverage: Float32Array, width: number, height: number): Uint8Array {
+/** Per row, the first and last x a coverage covers (at least half); width and −1 in a row it does not reach. */
+function rowExtents(coverage: Float32Array, width: number, height: number): { left: Int32Array; right: Int32Array } {
   const left = new Int32Array(height).fill(width);
   const right = new Int32Array(height).fill(-1);
   for (let y = 0; y < height; y++) {
@@ -485,6 +475,17 @@ function openBetween(coverage: Float32Array, width: number, height: number): Uin
       right[y] = x;
     }
   }
+  return { left, right };
+}
+
+/**
+ * The gap between a pair of trousers' legs: runs of pixels they do not cover (less than half) between covered ones
+ * in their row, part of which has nothing of the trousers below it in its column. What the customer wore shows there
+ * in the photo (a skirt's or a dress's middle, old shorts), and no leg is there: the legs are inside the trousers. A
+ * gap closed below (a fly's seam the cut-out left soft, a hole in an on-model photo's cut-out) is not one.
+ */
+function openBetween(coverage: Float32Array, width: number, height: number): Uint8Array {
+  const { left, right } = rowExtents(coverage, width, height);
   // Open below: nothing of the trousers under the pixel in its column.
   const open = new Uint8Array(width * height);
   for (let x = 0; x < width; x++) {
