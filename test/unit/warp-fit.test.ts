@@ -462,7 +462,7 @@ describe('placing trousers on a body', () => {
     assert.deepEqual(pin(own + 20, waist), pin(null, waist), 'never lower');
   });
 
-  test('where the old bottoms begin on the centre line: at a top’s hem above them; unknown under a top that covers the hips, striped or not', () => {
+  test('where the old bottoms begin on the centre line: at a top’s hem above them, or below the hips; never at a stripe on the top', () => {
     const { image: photo, person: wearer } = syntheticPerson();
     const frame = bodyFrame(wearer);
     assert.equal(oldBottomsTop(photo, wearer, frame, skinModel(photo, wearer)), null);
@@ -480,7 +480,39 @@ describe('placing trousers on a body', () => {
     for (let y = 310; y < 560; y++)
       for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) striped.data.set([190, 170, 110], (y * W + x) * 3);
     for (let y = 230; y < 245; y++) for (let x = 155; x <= 245; x++) striped.data.set([250, 250, 250], (y * W + x) * 3);
-    assert.equal(oldBottomsTop(striped, wearer, frame, skinModel(striped, wearer)), null);
+    const below = oldBottomsTop(striped, wearer, frame, skinModel(striped, wearer));
+    assert.ok(
+      below === null || Math.abs(frame.origin.y + below - 310) <= 2,
+      `old bottoms begin at y ${below === null ? null : frame.origin.y + below}: at the top's hem (310) or unknown`,
+    );
+  });
+
+  test('a belt where the old bottoms’ colour is taken is theirs: above bare skin they begin at its top, under a tucked top below it', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    const frame = bodyFrame(wearer);
+    const khaki = [190, 170, 110];
+    // The belt across the depth at which the bottoms' colour is taken, the trousers' waistband above it.
+    const belt = Math.round(frame.origin.y + 0.95 * frame.torsoLength);
+    const dressed = (above: readonly number[]): typeof photo => {
+      const painted = { ...photo, data: photo.data.slice() };
+      const fill = (y0: number, y1: number, colour: readonly number[]): void => {
+        for (let y = y0; y < y1; y++)
+          for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) painted.data.set(colour, (y * W + x) * 3);
+      };
+      fill(230, belt - 14, above);
+      fill(belt - 14, belt - 8, khaki);
+      fill(belt - 8, belt + 8, [20, 20, 25]);
+      fill(belt + 8, 560, khaki);
+      return painted;
+    };
+    const bare = dressed(SKIN);
+    const top = oldBottomsTop(bare, wearer, frame, skinModel(bare, wearer));
+    assert.ok(top !== null && Math.abs(frame.origin.y + top - (belt - 14)) <= 2, `over bare skin at y ${top === null ? null : frame.origin.y + top}, drawn from ${belt - 14}`);
+    // A top tucked in, down to the belt: what lies above it is no waistband of the bottoms.
+    const tucked = dressed(OLD_TOP);
+    for (let y = belt - 14; y < belt - 8; y++) for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) tucked.data.set(OLD_TOP, (y * W + x) * 3);
+    const under = oldBottomsTop(tucked, wearer, frame, skinModel(tucked, wearer));
+    assert.ok(under !== null && Math.abs(frame.origin.y + under - (belt + 8)) <= 2, `under a tucked top at y ${under === null ? null : frame.origin.y + under}, the belt ends at ${belt + 8}`);
   });
 
   test('the two legs meet along the fly without a gap when the body’s legs stand close together', () => {

@@ -22,10 +22,11 @@ import { add, type BodyFrame } from './body.ts';
  */
 const OLD_HEM = { reference: 0.45, deepest: 1.5, run: 0.04, half: 0.06, contrast: GARMENTS_APART } as const;
 /**
- * In torso lengths: where the old bottoms' colour is taken (just above the hip joints, below any waistband) and how
- * far up the search goes (the highest waistband worn, a little below the natural waist).
+ * In torso lengths: where the old bottoms' colour is taken (just above the hip joints, below any waistband), how far
+ * below that it is looked for when a belt or buckle lies there, how far up the search goes (the highest waistband
+ * worn, a little below the natural waist), the widest belt, and how many rows of skin or wall end one.
  */
-const OLD_WAIST = { reference: 0.95, highest: 0.55 } as const;
+const OLD_WAIST = { reference: 0.95, lowest: 1.1, highest: 0.55, belt: 0.12, bare: 0.01 } as const;
 
 type Rgb = [number, number, number];
 type Strip = (depth: number) => Rgb | 'hand' | null;
@@ -49,12 +50,67 @@ export function oldBottomsTop(image: RawImage, person: PersonAnalysis, body: Bod
   // would otherwise be followed up to the first stripe or print on it.
   const thighs = clothingColour(image, person, THIGHS, skin);
   if (!thighs) return null;
-  return edgeFrom(centreStrip(image, person, body, skin), body, OLD_WAIST.reference, OLD_WAIST.highest, thighs);
+  const strip = centreStrip(image, person, body, skin);
+  // A belt or its buckle may lie where the colour is taken: the bottoms' own cloth is looked for below it.
+  const from = firstOf(strip, body, OLD_WAIST.reference, OLD_WAIST.lowest, thighs);
+  const reference = from === null ? null : strip(from * body.torsoLength);
+  if (from === null || reference === null || reference === 'hand') return null;
+  // A belt is part of the bottoms: past one, the bottoms go on up only where they are seen to end at skin or the
+  // wall. Where something else ends them (a tucked top, or a stripe of their colour in a top's print), they begin
+  // below the belt.
+  const below = edgeFrom(strip, body, from, OLD_WAIST.highest, thighs);
+  let edge = below;
+  while (edge !== null) {
+    const band = bandAbove(strip, body, edge, reference);
+    if (band === null) return below;
+    if (band.above === 'bare') return band.top;
+    edge = edgeFrom(strip, body, band.top / body.torsoLength, OLD_WAIST.highest, thighs);
+  }
+  return below;
+}
+
+/**
+ * The first depth from `from` down to `to` (torso lengths) where the strip shows the `expected` garment for a run of
+ * rows, in torso lengths; null if none, or a hand first.
+ */
+function firstOf(strip: Strip, body: BodyFrame, from: number, to: number, expected: Rgb): number | null {
+  const run = Math.max(2, Math.round(OLD_HEM.run * body.torsoLength));
+  const first = strip(from * body.torsoLength);
+  if (first !== null && first !== 'hand' && !apart(first, expected)) return from;
+  let seen = 0;
+  for (let depth = from * body.torsoLength; depth <= to * body.torsoLength; depth++) {
+    const colour = strip(depth);
+    if (colour === 'hand') return null;
+    seen = colour !== null && !apart(colour, expected) ? seen + 1 : 0;
+    if (seen >= run) return (depth - run + 1) / body.torsoLength;
+  }
+  return null;
+}
+
+/**
+ * What lies above the bottoms where their colour (`reference`) gives way at depth `edge`: a belt (rows neither of
+ * their colour nor bare, no wider than OLD_WAIST.belt) and above it skin or the wall ('bare', its top the first bare
+ * row) or the bottoms' cloth again ('cloth', its top the first row of it). Where the bottoms end at skin or the wall
+ * there is no belt: 'bare' at `edge` itself. Null for a wider band (a garment worn over them), or a hand.
+ */
+function bandAbove(strip: Strip, body: BodyFrame, edge: number, reference: Rgb): { top: number; above: 'cloth' | 'bare' } | null {
+  const bareRows = Math.max(2, Math.round(OLD_WAIST.bare * body.torsoLength));
+  const widest = edge - OLD_WAIST.belt * body.torsoLength;
+  for (let depth = edge; depth >= widest; depth--) {
+    const colour = strip(depth);
+    if (colour === 'hand') return null;
+    if (colour !== null && !apart(colour, reference)) return { top: depth, above: 'cloth' };
+    if (colour !== null) continue;
+    let bare = 1;
+    while (bare < bareRows && strip(depth - bare) === null) bare++;
+    if (bare === bareRows) return { top: depth, above: 'bare' };
+  }
+  return null;
 }
 
 /**
  * Going from depth `from` to depth `to` (torso lengths, either way), the first depth where the strip's colour is
- * another garment's, skin or the wall for a run of rows: the last depth of the reference colour there. Null when the
+ * another garment's, skin or the wall for a run of rows: the first depth of that run. Null when the
  * colour at `from` is not a garment's, or not the `expected` garment's.
  */
 function edgeFrom(strip: Strip, body: BodyFrame, from: number, to: number, expected?: Rgb): number | null {
