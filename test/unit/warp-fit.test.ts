@@ -507,12 +507,19 @@ describe('placing trousers on a body', () => {
     };
     const bare = dressed(SKIN);
     const top = oldBottomsTop(bare, wearer, frame, skinModel(bare, wearer));
-    assert.ok(top !== null && Math.abs(frame.origin.y + top - (belt - 14)) <= 2, `over bare skin at y ${top === null ? null : frame.origin.y + top}, drawn from ${belt - 14}`);
+    assert.ok(
+      top !== null && Math.abs(frame.origin.y + top - (belt - 14)) <= 2,
+      `over bare skin at y ${top === null ? null : frame.origin.y + top}, drawn from ${belt - 14}`,
+    );
     // A top tucked in, down to the belt: what lies above it is no waistband of the bottoms.
     const tucked = dressed(OLD_TOP);
-    for (let y = belt - 14; y < belt - 8; y++) for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) tucked.data.set(OLD_TOP, (y * W + x) * 3);
+    for (let y = belt - 14; y < belt - 8; y++)
+      for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) tucked.data.set(OLD_TOP, (y * W + x) * 3);
     const under = oldBottomsTop(tucked, wearer, frame, skinModel(tucked, wearer));
-    assert.ok(under !== null && Math.abs(frame.origin.y + under - (belt + 8)) <= 2, `under a tucked top at y ${under === null ? null : frame.origin.y + under}, the belt ends at ${belt + 8}`);
+    assert.ok(
+      under !== null && Math.abs(frame.origin.y + under - (belt + 8)) <= 2,
+      `under a tucked top at y ${under === null ? null : frame.origin.y + under}, the belt ends at ${belt + 8}`,
+    );
   });
 
   test('the two legs meet along the fly without a gap when the body’s legs stand close together', () => {
