@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isSkin, skinModel } from '../../server/engines/warp/composite/colour.ts';
-import { compose } from '../../server/engines/warp/composite/compose.ts';
+import { CORE_RADIUS2, compose } from '../../server/engines/warp/composite/compose.ts';
+import { OUTSIDE, limbPaint } from '../../server/engines/warp/composite/limbs.ts';
 import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
@@ -982,6 +983,65 @@ describe('old bottoms beside new ones at the hips', () => {
     const out = compose({ image, person, layers: [{ layer: greyLayer(160, 295, 150, 100), category: 'bottom' }] });
     const kept = block.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), SKIN) < 12).length;
     assert.ok(kept > 0.9 * block.length, `${kept} of ${block.length} pixels of the forearm in front of the bottoms`);
+  });
+});
+
+describe('old bottoms in a bold print under a plain top', () => {
+  /**
+   * The drawn person in a plain white top down to y 292 over trousers printed with black lines, 2 pixels wide: every
+   * 6 pixels on the legs, every 10 at the hips left of x 183 (where a few pixels' mean is nearer the top's white than
+   * the print's mean grey, as a zebra print's pale patches are).
+   */
+  const printed = () => {
+    const { image, person } = syntheticPerson();
+    const WHITE: [number, number, number] = [245, 245, 245];
+    const patch: number[] = [];
+    for (let i = 0; i < W * H; i++) {
+      const j = i * 3;
+      const [x, y] = [i % W, Math.floor(i / W)];
+      const top = image.data[j] === OLD_TOP[0] && image.data[j + 2] === OLD_TOP[2] && x >= 155 && x <= 245 && y >= 140;
+      if (top && y < 292) image.data.set(WHITE, j);
+      else if (top || image.data[j] === 60) {
+        const sparse = y >= 296 && y < 307 && x >= 160 && x < 183;
+        if (sparse) patch.push(i);
+        image.data.set(x % (sparse ? 10 : 6) < 2 ? [20, 20, 20] : [240, 240, 240], j);
+      }
+    }
+    return { image, person, patch };
+  };
+
+  test('beside new bottoms the print becomes the wall, its pale patches too; the plain top keeps its bytes', () => {
+    const { image, person, patch } = printed();
+    assert.ok(
+      patch.every((i) => person.layout.labels[i] === REGION.hips),
+      'the sparse print lies at the hips',
+    );
+    const out = compose({ image, person, layers: [{ layer: greyLayer(185, 300, 31, 180), category: 'bottom' }] });
+    const walled = patch.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), WALL) < 12).length;
+    assert.ok(walled > 0.9 * patch.length, `${walled} of ${patch.length} pixels of the print beside the new bottoms became the wall`);
+    const top = (250 * W + 170) * 3;
+    assert.deepEqual(Array.from(out.subarray(top, top + 3)), Array.from(image.data.subarray(top, top + 3)), 'the plain top');
+  });
+
+  test('inside a hanging arm’s shape, where the print is, new bottoms that reach it cover it; the arm stays in front', () => {
+    const { image, person } = printed();
+    // The print against the left forearm's outer side (its skin spans about x 271..293 at y 305), in its region: the
+    // arm's measured shape takes in a few pixels of it.
+    paintPatch(image, person, { x0: 289, x1: 306, y0: 292, y1: 324 }, [240, 240, 240], REGION.leftLowerArm);
+    for (let y = 292; y < 324; y++) for (let x = 289; x < 306; x++) if (x % 6 < 2) image.data.set([20, 20, 20], (y * W + x) * 3);
+    const limbs = limbPaint(image, person, skinModel(image, person)!, CORE_RADIUS2);
+    // Those not next to the skin, whose edge against the garment is anti-aliased.
+    const skinAt = (i: number): boolean => image.data[i * 3] === SKIN[0];
+    const inShape: number[] = [];
+    for (let y = 300; y < 316; y++)
+      for (let x = 285; x < 301; x++)
+        if (limbs.shape[y * W + x]! > OUTSIDE && !skinAt(y * W + x) && !skinAt(y * W + x - 1)) inShape.push(y * W + x);
+    assert.ok(inShape.length >= 16, `${inShape.length} pixels of the print inside the arm's shape`);
+    const out = compose({ image, person, layers: [{ layer: greyLayer(160, 295, 150, 100), category: 'bottom' }] });
+    const grey = inShape.filter((i) => distanceTo(Array.from(out.subarray(i * 3, i * 3 + 3)), [200, 200, 200]) < 30).length;
+    assert.ok(grey > 0.9 * inShape.length, `${grey} of ${inShape.length} pixels of the print inside the arm's shape drawn over`);
+    const arm = (305 * W + 282) * 3;
+    assert.deepEqual(Array.from(out.subarray(arm, arm + 3)), Array.from(image.data.subarray(arm, arm + 3)), 'the forearm');
   });
 });
 

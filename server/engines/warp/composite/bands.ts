@@ -12,6 +12,7 @@
  */
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { GARMENTS_APART, clothingColour, isSkin, type SkinModel } from './colour.ts';
+import { printedBottoms, type InPrint } from './pattern.ts';
 import { HEAD_AND_HANDS } from './regions.ts';
 
 /**
@@ -52,6 +53,8 @@ export interface OldColours {
   nearerBottoms(r: number, g: number, b: number): boolean;
   /** Whether a colour is the old bottoms' cloth: not skin, and nearer their colour than the top's. */
   test(r: number, g: number, b: number): boolean;
+  /** Where the old bottoms are in a bold print under a plain top, whether a pixel lies in the print (pattern.ts). */
+  inPrint: InPrint | null;
 }
 
 /**
@@ -69,6 +72,7 @@ export function oldBottomsColour(image: RawImage, person: PersonAnalysis, skin: 
     bottom,
     nearerBottoms,
     test: (r, g, b) => !(skin && isSkin(skin, r, g, b)) && nearerBottoms(r, g, b),
+    inPrint: printedBottoms(image, person, skin),
   };
 }
 
@@ -81,10 +85,11 @@ export function replaceWaistBand(input: BandInput): number {
   const { top, bottom } = bottoms;
   // Rows are walked upwards: from the new waistband into the band, and on to the top above it.
   const longest = Math.round(BAND.longest * torsoLength);
-  const isOld = (i: number): boolean =>
-    person.matte.data[i]! >= 128 &&
-    TRUNK.has(person.layout.labels[i]!) &&
-    bottoms.test(data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!);
+  const isOld = (i: number): boolean => {
+    if (person.matte.data[i]! < 128 || !TRUNK.has(person.layout.labels[i]!)) return false;
+    const [r, g, b] = [data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!];
+    return bottoms.test(r, g, b) || (bottoms.inPrint !== null && bottoms.inPrint(i) && !(skin && isSkin(skin, r, g, b)));
+  };
   // Per column: the new waistband (the highest covered pixel) and the band's far end.
   const edges = new Int32Array(width).fill(-1);
   const ends = new Int32Array(width).fill(-1);

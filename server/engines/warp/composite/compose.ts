@@ -174,7 +174,7 @@ export function compose(input: ComposeInput): Uint8Array {
   const trousers = bottoms.filter((l) => !l.skirt);
   const crotch = trousers.length > 0 ? openBetween(layerCoverage(trousers, width, height), width, height) : null;
   const sheathed =
-    bottoms.length > 0 ? sheathedBody(image, person, layerCoverage(bottoms, width, height), oldColours, limbs, crotch) : null;
+    bottoms.length > 0 ? sheathedBody(image, person, skin, layerCoverage(bottoms, width, height), oldColours, limbs, crotch) : null;
   const background = wallBehind(image, person);
   removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours);
   // A jacket or a vest is worn over a top, whose neckline shows in its opening: only other tops and dresses bare the neck.
@@ -280,7 +280,7 @@ function removeOldClothing(
       // told from the cloth by colour, stay (painted, they were skin-coloured blobs on the shoes).
       if (LEGS.has(label) && !besideLeg && !between) {
         if (feet(x + 0.5, y + 0.5)) continue;
-        if (colours && !colours.nearerBottoms(...meanColour(image, x, y, BESIDE_SMOOTHING))) continue;
+        if (colours && !colours.nearerBottoms(...meanColour(image, x, y, BESIDE_SMOOTHING)) && !colours.inPrint?.(i)) continue;
       }
       const torsoCore = arm !== null && arm < 1 && insideConvex(x + 0.5, y + 0.5, torso);
       // A leg inside new bottoms shows no skin beside them: there the old trouser leg becomes the wall.
@@ -415,6 +415,7 @@ const SHEATHABLE_LIST = [...SHEATHABLE];
 function sheathedBody(
   image: RawImage,
   person: PersonAnalysis,
+  skin: SkinModel | null,
   coverage: Float32Array,
   colours: OldColours | null,
   limbs: LimbPaint | null,
@@ -447,21 +448,35 @@ function sheathedBody(
       if (!colours || (!arm && label !== REGION.hips && label !== REGION.torso)) return false;
       if (!beyond(x, y)) return false;
       // The old bottoms' cloth, told by its colour averaged over a few pixels (a highlight on jeans is not left as a
-      // speck); averaged only here, since few pixels lie beside new bottoms.
+      // speck); averaged only here, since few pixels lie beside new bottoms. A bold print's pale patches are told by
+      // its texture.
+      const i = y * width + x;
       if (!arm) {
         if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
-        return colours.test(...meanColour(image, x, y, BESIDE_SMOOTHING));
+        const mean = meanColour(image, x, y, BESIDE_SMOOTHING);
+        return (
+          colours.test(...mean) ||
+          (colours.inPrint !== null && colours.inPrint(i) && !(skin && (isSkin(skin, ...mean) || isSkinAt(image, skin, i))))
+        );
       }
       // An arm hangs beside the legs too: any row the new bottoms sheathe.
       if (!SHEATHABLE_LIST.some((region) => rows[region * height + y] === 1)) return false;
       const mean = meanColour(image, x, y, BESIDE_SMOOTHING, person.matte);
       // Beside an arm only cloth far paler than the arm's own skin, outside its shape, nearer the old bottoms' colour
       // than the top's: an arm's shadowed edge is not told from dark trousers, but cream ones beside a dark-skinned
-      // arm pass the skin test and are no part of it.
-      const i = y * width + x;
-      return limbs !== null && limbs.shape[i] === OUTSIDE && limbs.paler(i, luma(...mean)) && colours.nearerBottoms(...mean);
+      // arm pass the skin test and are no part of it. A bold print goes even inside the arm's shape (a little wider
+      // than some arms), where neither the pixel nor its neighbours are skin-coloured.
+      if (limbs === null) return false;
+      if (colours.inPrint !== null && colours.inPrint(i) && !(skin && (isSkin(skin, ...mean) || isSkinAt(image, skin, i)))) return true;
+      return limbs.shape[i] === OUTSIDE && limbs.paler(i, luma(...mean)) && colours.nearerBottoms(...mean);
     },
   };
+}
+
+/** Whether the photo's pixel `i` is skin-coloured. */
+function isSkinAt(image: RawImage, skin: SkinModel, i: number): boolean {
+  const j = i * image.channels;
+  return isSkin(skin, image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
 }
 
 /** Per row, the first and last x a coverage covers (at least half); width and −1 in a row it does not reach. */
@@ -876,7 +891,11 @@ function drawLayer(
   // (a striped top's dark stripes are not trousers), by colour alone.
   const trousers =
     category === 'bottom' && oldColours
-      ? (o: number): boolean => oldColours.nearerBottoms(...meanColour(image, x0 + (o % lw), y0 + Math.floor(o / lw), BESIDE_SMOOTHING))
+      ? (o: number): boolean => {
+          const x = x0 + (o % lw);
+          const y = y0 + Math.floor(o / lw);
+          return oldColours.nearerBottoms(...meanColour(image, x, y, BESIDE_SMOOTHING)) || !!oldColours.inPrint?.(y * width + x);
+        }
       : null;
   // A hand hidden in a trouser pocket shows the trousers in its region: new bottoms cover that cloth. Where the hand
   // shows too little skin to be found, brown or khaki trousers pass for skin, and so do their shadowed folds. Over it a
@@ -908,7 +927,12 @@ function drawLayer(
     const references = [oldColours.bottom, oldColours.top, ...(skin ? [skin.rgb] : [])];
     const wide = nearestColour(image, layer, may, Math.max(BESIDE_SMOOTHING, Math.round(TOP_SMOOTHING * hem.torsoLength)), references);
     const narrow = nearestColour(image, layer, may, BESIDE_SMOOTHING, references);
-    const colour = (o: number): number => (wide[o] === 2 && narrow[o] === 1 ? 1 : wide[o]!);
+    // A bold print of the old bottoms is theirs whatever its patches' colours.
+    const inPrint = oldColours.inPrint;
+    const colour = (o: number): number => {
+      if (inPrint && inPrint((y0 + Math.floor(o / lw)) * width + x0 + (o % lw))) return 0;
+      return wide[o] === 2 && narrow[o] === 1 ? 1 : wide[o]!;
+    };
     keptTop = hangingTop(
       layer,
       (o) => may[o] === 1,
@@ -943,11 +967,12 @@ function drawLayer(
       // Bottoms go behind an arm hanging beside them: behind its own shape (limbs.ts), not all of its region, which
       // takes in the old trousers between the arm and the hip; and where the layout gives the arm's edge to the hips,
       // behind its skin-coloured pixels inside its shape there too, anti-aliased (the layout's coarse regions
-      // stair-stepped that edge; the shape alone, a little wider than some arms, left a gap beside them).
+      // stair-stepped that edge; the shape alone, a little wider than some arms, left a gap beside them). The old
+      // bottoms' bold print inside the shape is no arm: the new bottoms cover it.
       let arm = 0;
       if (ok && category === 'bottom') {
         if (!limbs) arm = ARMS.has(label) ? 1 : 0;
-        else if (ARMS.has(label)) arm = limbs.shape[i]! > OUTSIDE ? 1 : 0;
+        else if (ARMS.has(label)) arm = limbs.shape[i]! > OUTSIDE && (skinLike[y * lw + x] === 1 || !oldColours?.inPrint?.(i)) ? 1 : 0;
         else if (!HANDS.has(label) && skinLike[y * lw + x] === 1) arm = limbs.armCover(x0 + x + 0.5, y0 + y + 0.5);
         if (arm >= 0.5) ok = false;
       }
