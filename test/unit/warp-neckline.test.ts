@@ -186,3 +186,19 @@ test('bare skin in front of a top is decided by majority: specks on the neck do 
     assert.ok(distance(at, SPECK) < 3 || distance(at, SKIN) < 30, `the top shows through the neck at (${x}, ${y}): ${[...at]}`);
   }
 });
+
+test('a neckline’s edge over bare skin below the neck is anti-aliased, not a staircase of the layout’s cells', () => {
+  const { image, person } = syntheticPerson();
+  // Bare skin below the neck, on the torso's region (a deep neckline's opening under a high-necked layer).
+  for (let y = 140; y < 175; y++) for (let x = 170; x < 231; x++) image.data.set(SKIN, (y * W + x) * 3);
+  const layer = greyLayer(170, 110, 61, 65);
+  layer.rgb.fill(40);
+  const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin: skinModel(image, person) });
+  // Across the neck's rounded lower end, row by row on each side: pixels between the layer's dark and the skin.
+  for (let y = 140; y < 156; y++) {
+    const row = Array.from({ length: 48 }, (_, k) => out[(y * W + 176 + k) * 3]!);
+    const centre = 24;
+    const mixed = (from: number, to: number): number => row.slice(from, to).filter((r) => r > 60 && r < 200).length;
+    assert.ok(mixed(0, centre) >= 2 && mixed(centre, 48) >= 2, `row ${y}: ${row.join(' ')}`);
+  }
+});
