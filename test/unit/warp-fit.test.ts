@@ -220,6 +220,36 @@ describe('placing a top on a body', () => {
     for (const x of [163, 237])
       assert.ok(lineAt(line, x) < straight(x) - 4, `towards the neck at x ${x}: ${lineAt(line, x)} vs ${straight(x)}`);
     close(lineAt(line, 150), straight(150), 1, 'at the shoulder’s top');
+    // Past the shoulders' tops it goes on level with them: a sleeve held out from the body keeps its top.
+    for (const x of [110, 130, 270, 290]) close(lineAt(line, x), straight(x), 1, `past the shoulders' tops at x ${x}`);
+  });
+
+  test('a piece is cut along the outline it stays below anti-aliased: the row the line crosses is covered by its share below', () => {
+    // The tee's solid body (x 50..149, y 20..229 of the cut-out) moved 100 pixels right and down, below a slanting line.
+    const corners = [
+      { x: 50, y: 20 },
+      { x: 150, y: 20 },
+      { x: 50, y: 230 },
+      { x: 150, y: 230 },
+      { x: 100, y: 120 },
+    ];
+    const line = [
+      { x: 100, y: 150.4 },
+      { x: 300, y: 170.8 },
+    ];
+    const placement = {
+      pieces: [{ pairs: corners.map((p) => ({ from: p, to: { x: p.x + 100, y: p.y + 100 } })), below: { line } }],
+      bodyPolygon: null,
+    };
+    const layer = renderGarment(tee, placement, W, H);
+    const alphaAt = (x: number, y: number): number => layer.alpha[(y - layer.y0) * layer.width + x - layer.x0] ?? 0;
+    for (let x = 160; x < 240; x += 7) {
+      const y = 150.4 + ((x - 100) * 20.4) / 200;
+      const row = Math.floor(y);
+      close(alphaAt(x, row), row + 1 - y, 0.05, `column ${x}, row ${row} crossed at ${y.toFixed(2)}`);
+      assert.equal(alphaAt(x, row - 1), 0, `column ${x} above the line`);
+      close(alphaAt(x, row + 1), 1, 0.01, `column ${x} below the line`);
+    }
   });
 
   test('an open jacket is two halves, each hanging from its own shoulder and parting towards the hem', () => {

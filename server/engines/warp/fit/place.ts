@@ -378,6 +378,10 @@ function shoulderOutline(body: BodyFrame, collar: [number, number]): Point[] {
     }
   }
   points.push(b);
+  // Past the shoulders' tops the line goes on level with them: carried on along its last stretch, which rises to the
+  // neck, it fell away outwards and cut the top off sleeves held out from the body (hands on hips, #91, #94).
+  const far = 4 * body.unit;
+  points.push({ x: a.x - far, y: straight(a.x - far) }, { x: b.x + far, y: straight(b.x + far) });
   return points.sort((p, q) => p.x - q.x);
 }
 

@@ -152,7 +152,9 @@ function drawPiece(
       const i10 = i00 + 1;
       const i01 = i00 + columns;
       const i11 = i01 + 1;
-      if (lineY && (px < freeFrom || px > freeTo) && py < lineY[px - box.x0]!) continue;
+      // The share of the pixel's row below the outline: the cut along it is anti-aliased.
+      const under = lineY && (px < freeFrom || px > freeTo) ? Math.min(1, py + 1 - lineY[px - box.x0]!) : 1;
+      if (under <= 0) continue;
       const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
       const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
       if (!ownedBy(piece, sx, sy)) continue;
@@ -180,11 +182,11 @@ function drawPiece(
         cg += wa * data[j + 1]!;
         cb += wa * data[j + 2]!;
       }
-      if (a <= 1e-4) continue;
+      if (a * under <= 1e-4) continue;
       const o = (py - layer.y0) * width + (px - layer.x0);
       // Pieces do not overlap; where they touch, the more opaque one wins.
-      if (a <= alpha[o]!) continue;
-      alpha[o] = a;
+      if (a * under <= alpha[o]!) continue;
+      alpha[o] = a * under;
       rgb[o * 3] = cr / a;
       rgb[o * 3 + 1] = cg / a;
       rgb[o * 3 + 2] = cb / a;
