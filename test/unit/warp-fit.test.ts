@@ -175,6 +175,25 @@ describe('placing a top on a body', () => {
     assert.ok(t > 0.2 && t < 1, `a short sleeve ends on the upper arm (t = ${t.toFixed(2)})`);
   });
 
+  test('a sleeve a little short of the customer’s own is drawn down to its end; one far shorter keeps its length', () => {
+    const endOf = (sleeveEnds: (Point | null)[] | null): { t: number; point: Point } => {
+      const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false, sleeveEnds });
+      const sleeve = placement.pieces.find((p) => p.skeleton && ownedBy(p, 175, 60))!;
+      const point = skeletonForward(sleeve.skeleton!).map(tee.landmarks.leftSleeveEnd!.x, tee.landmarks.leftSleeveEnd!.y);
+      // Along the left upper arm, from (250, 150) to the elbow (275, 240).
+      return { t: ((point.x - 250) * 25 + (point.y - 150) * 90) / (25 * 25 + 90 * 90), point };
+    };
+    const own = endOf(null).t;
+    const at = (t: number): Point => ({ x: 250 + 25 * t, y: 150 + 90 * t });
+    // The old sleeve ends a fifth further down the arm: the new one reaches it (and a little past, over its cuff).
+    const lower = endOf([at(own * 1.2), null]).t;
+    assert.ok(lower > own * 1.2 && lower < own * 1.2 + 0.06, `drawn down to ${lower.toFixed(3)}, the old end at ${(own * 1.2).toFixed(3)}`);
+    // Twice as far down (an elbow-length sleeve under a cap sleeve): the new sleeve keeps its own length.
+    close(endOf([at(own * 2), null]).t, own, 1e-6, 'far shorter');
+    // Above its own end: nothing to cover.
+    close(endOf([at(own * 0.8), null]).t, own, 1e-6, 'longer already');
+  });
+
   test('a sleeve begins at the shoulder’s top, and its cap beyond the armhole is drawn by the sleeve alone', () => {
     const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
     const sleeves = placement.pieces.filter((p) => p.skeleton);

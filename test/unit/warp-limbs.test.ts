@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
+import { limbPaint } from '../../server/engines/warp/composite/limbs.ts';
 import { POSE, REGION } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
 
@@ -203,4 +204,33 @@ test('a dress leaves old trousers below its hem as they are; new bottoms over th
     assert.deepEqual(pixel(out, x, y), TROUSERS, `below the dress (${x}, ${y}) became ${pixel(out, x, y)}`);
     assert.ok(distance(pixel(bare, x, y), TROUSERS) > 40, `below the shorts (${x}, ${y}) stayed ${pixel(bare, x, y)}`);
   }
+});
+
+test('an old sleeve ends where the arm turns bare across: at the drawn person’s elbows; none on bare arms', () => {
+  const { image, person } = syntheticPerson();
+  // The drawn person's old top has sleeves drawn 14 pixels round the upper arms' bones, so they end 14 pixels down
+  // the forearms from the elbows (275, 240) and (125, 240), towards the wrists (285, 320) and (115, 320).
+  const limbs = limbPaint(image, person, skinModel(image, person)!, 0.8);
+  for (const [arm, sign] of [
+    [0, 1],
+    [1, -1],
+  ] as const) {
+    const [dx, dy] = [(sign * 10) / Math.hypot(10, 80), 80 / Math.hypot(10, 80)];
+    const cuff = { x: 200 + sign * 75 + 14 * dx, y: 240 + 14 * dy };
+    const end = limbs.sleeveEnd(arm);
+    assert.ok(
+      end && Math.hypot(end.x - cuff.x, end.y - cuff.y) < 5,
+      `arm ${arm}: the sleeve ends at ${JSON.stringify(end)}, drawn to ${JSON.stringify(cuff)}`,
+    );
+  }
+  // Bare arms from the shoulders: no old sleeve.
+  const bare = syntheticPerson();
+  for (let i = 0; i < W * H; i++) {
+    const label = bare.person.layout.labels[i]!;
+    if ((label === REGION.leftUpperArm || label === REGION.rightUpperArm) && bare.image.data[i * 3] === OLD_TOP[0])
+      bare.image.data.set(SKIN, i * 3);
+  }
+  const bareLimbs = limbPaint(bare.image, bare.person, skinModel(bare.image, bare.person)!, 0.8);
+  assert.equal(bareLimbs.sleeveEnd(0), null);
+  assert.equal(bareLimbs.sleeveEnd(1), null);
 });

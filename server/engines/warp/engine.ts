@@ -24,7 +24,8 @@ import {
 import { encodePixels } from '../encode.ts';
 import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
-import { compose, type PlacedLayer } from './composite/compose.ts';
+import { CORE_RADIUS2, compose, type PlacedLayer } from './composite/compose.ts';
+import { limbPaint } from './composite/limbs.ts';
 import { bodyFrame } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
@@ -148,6 +149,9 @@ export class WarpEngine implements Engine {
     const bottoms = garments.some((g) => g.category === 'bottom');
     const coverFrom = bottoms ? oldBottomsTop(image, person, body, skin) : null;
     const clothed = skin && bottoms ? clothedWidth(image, person, body, skin) : null;
+    // Where the customer's own sleeves end: a new sleeve a little shorter is drawn down to it.
+    const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
+    const sleeveEnds = limbs ? [limbs.sleeveEnd(0), limbs.sleeveEnd(1)] : null;
     /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {
       const options = {
@@ -158,6 +162,7 @@ export class WarpEngine implements Engine {
         coverTo,
         coverFrom,
         clothed,
+        sleeveEnds,
       };
       const garment = level > 1 ? withoutSleeves(cutout) : cutout;
       const placement = placeGarment(garment, body, options);

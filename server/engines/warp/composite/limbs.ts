@@ -83,6 +83,12 @@ const BARE_SECTION = { step: 2, share: 0.5 } as const;
  */
 const ARM_LIGHT = 0.95;
 const PALE = 1.3;
+/**
+ * An old sleeve ends where the arm is bare across for `run` shoulder widths along it, at least `shortest` shoulder
+ * widths from the shoulder, with at most `bare` of the stretch above it bare across (a short sleeve's cap, not a
+ * bare shoulder).
+ */
+const SLEEVE_END = { run: 0.08, shortest: 0.1, bare: 0.3 } as const;
 /** A limb's colours are known from at least this many of its bare pixels, over at least MIN_BINS bins. */
 const MIN_PIXELS = 300;
 const MIN_BINS = 3;
@@ -150,6 +156,13 @@ export interface LimbPaint {
    * the skin test (whose range comes from the face, highlights and all) but is no part of the arm.
    */
   paler(i: number, luminance: number): boolean;
+  /**
+   * Where an arm's (0 or 1) old sleeve ends: the point on its axis from which it is bare across its width (BARE_SECTION)
+   * for SLEEVE_END.run shoulder widths, below a sleeve that covers most of it from the shoulder down. Null where the
+   * arm is bare from the shoulder (no sleeve), shows no such stretch (a long sleeve, an arm out of sight), or is not
+   * an arm.
+   */
+  sleeveEnd(arm: number): { x: number; y: number } | null;
 }
 
 /** The limbs' paint per person and skin model, found once for every compositing of a try-on. */
@@ -319,8 +332,30 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     return Float64Array.from(lumas).sort()[Math.floor(ARM_LIGHT * (lumas.length - 1))]!;
   });
 
+  // Where each arm's old sleeve ends, from its bare sections.
+  const sleeveEnds = LIMBS.map((limb, k) => {
+    const covered = sections[k];
+    if (!limb.arm || !covered) return null;
+    const run = Math.max(2, Math.round((SLEEVE_END.run * unit) / BARE_SECTION.step));
+    const first = Math.ceil((SLEEVE_END.shortest * unit) / BARE_SECTION.step);
+    let streak = 0;
+    for (let s = 0; s < covered.length; s++) {
+      streak = covered[s] ? streak + 1 : 0;
+      if (streak < run) continue;
+      const start = s - run + 1;
+      if (start < first) return null;
+      let bareAbove = 0;
+      for (let t = 0; t < start; t++) bareAbove += covered[t]!;
+      if (bareAbove > SLEEVE_END.bare * start) return null;
+      const { a, t } = boneAt(axes, limb, start * BARE_SECTION.step);
+      return { x: a.ax + a.dx * t, y: a.ay + a.dy * t };
+    }
+    return null;
+  });
+
   return {
     shape,
+    sleeveEnd: (arm) => sleeveEnds[arm] ?? null,
     colour(x, y, region, out) {
       const k = limbOf[region]!;
       const bins = k < 0 ? null : colours[k];

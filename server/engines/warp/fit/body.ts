@@ -142,6 +142,23 @@ export function alongPolyline(points: readonly Point[], distance: number): { poi
   return { point: points[0]!, direction: { x: 0, y: 1 } };
 }
 
+/** How far along a polyline the point nearest `p` on it lies. */
+export function lengthTo(points: readonly Point[], p: Point): number {
+  let best = Infinity;
+  let at = 0;
+  let walked = 0;
+  for (let i = 0; i + 1 < points.length; i++) {
+    const a = points[i]!;
+    const seg = sub(points[i + 1]!, a);
+    const l = len(seg);
+    const t = l > 0 ? Math.max(0, Math.min(1, dot(sub(p, a), seg) / (l * l))) : 0;
+    const d = len(sub(p, add(a, seg, t)));
+    if (d < best) [best, at] = [d, walked + t * l];
+    walked += l;
+  }
+  return at;
+}
+
 export function polylineLength(points: readonly Point[]): number {
   let total = 0;
   for (let i = 0; i + 1 < points.length; i++) total += len(sub(points[i + 1]!, points[i]!));

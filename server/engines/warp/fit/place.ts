@@ -7,7 +7,7 @@
  * times the ease, sleeves and legs along the limbs, hems down by the length.
  */
 import type { GarmentCutout, GarmentLandmarks, Point } from '../types.ts';
-import { add, alongPolyline, dot, len, mid, polylineLength, sub, unit, type BodyFrame } from './body.ts';
+import { add, alongPolyline, dot, len, lengthTo, mid, polylineLength, sub, unit, type BodyFrame } from './body.ts';
 import type { GarmentScale } from './sizing.ts';
 import type { ClothedWidth } from './old-waist.ts';
 import { BODY, sleeveAxis, sleeveLabels, type PieceLabels, type Skeleton, type SleeveShape } from './sleeve.ts';
@@ -71,6 +71,12 @@ const CLOTHED_WAIST = 1.25;
  * the longer of its depths by the chest's scale and by the shoulders').
  */
 const LENGTHEN = 1.15;
+/**
+ * A sleeve is drawn down to the end of the customer's own by at most this factor of its length, and past it by
+ * SLEEVE_SPARE shoulder widths (the old cuff's edge).
+ */
+const SLEEVE_LENGTHEN = 1.4;
+const SLEEVE_SPARE = 0.02;
 /**
  * Trouser legs cut apart at the crotch overlap above it by this share of the waistband's width: each leg's spline
  * agrees with the other's only at the pins they share, and between those the two may part by a pixel, which showed
@@ -164,6 +170,11 @@ export interface PlaceOptions {
   coverFrom?: number | null;
   /** How wide the customer's clothes are at a depth (old-waist.ts): new bottoms are widened towards it. */
   clothed?: ClothedWidth | null;
+  /**
+   * Where the customer's own sleeves end on their arms, the wearer's left arm's first (limbs.ts). A new sleeve a
+   * little shorter is drawn down to it, so the old sleeve does not show below it as a painted arm.
+   */
+  sleeveEnds?: readonly (Point | null)[] | null;
 }
 
 export function placeGarment(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
@@ -280,19 +291,27 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   const rolled = options.styling.includes('sleeves-rolled');
   const bodyPairs = pairs.length;
   const tubes: (SleeveShape & { outward: 1 | -1; skeleton: Skeleton })[] = [];
-  const onArm = (lengthG: number, arm: readonly Point[]): number => {
+  /**
+   * A sleeve's length along `arm`, or along `drawn` where it is drawn along another line from another start: drawn down
+   * to the old sleeve's end `old` when a little short of it.
+   */
+  const onArm = (lengthG: number, arm: readonly Point[], old: Point | null, drawn = arm): number => {
     let length = (lengthG / gf.unit) * U * scale.sleeve;
     if (scale.droppedShoulder) length -= 0.08 * U;
     if (rolled) length = Math.min(length, len(sub(arm[1]!, arm[0]!)) + 0.25 * len(sub(arm[2]!, arm[1]!)));
+    else if (old) {
+      const cover = lengthTo(drawn, old) + SLEEVE_SPARE * U;
+      if (cover > length && cover <= length * SLEEVE_LENGTHEN) length = cover;
+    }
     return Math.min(length, polylineLength(arm) * 1.04);
   };
-  for (const [end, shoulderG, arm, shoulderB, pitG, top] of [
-    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, g.leftArmpit, body.shoulderTop.left],
-    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder, g.rightArmpit, body.shoulderTop.right],
+  for (const [end, shoulderG, arm, shoulderB, pitG, top, old] of [
+    [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, g.leftArmpit, body.shoulderTop.left, options.sleeveEnds?.[0]],
+    [g.rightSleeveEnd, g.rightShoulder, body.arm.right, rightShoulder, g.rightArmpit, body.shoulderTop.right, options.sleeveEnds?.[1]],
   ] as const) {
     if (!end) continue;
-    const length = onArm(len(sub(end, shoulderG)), arm);
     const path = [shoulderB, ...arm.slice(1)];
+    const length = onArm(len(sub(end, shoulderG)), arm, old ?? null, path);
     const at = alongPolyline(path, length);
     // A flat sleeve is wider than the arm it goes round (half its girth shows): about 0.75 of its flat width, more with ease.
     const halfG = g.sleeveHalfWidth ?? 0.12 * gf.unit;
@@ -314,7 +333,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
           root: axis.root,
           end,
           bones,
-          length: onArm(axis.length, bones),
+          length: onArm(axis.length, bones, old ?? null),
           girth: half / halfG,
           half: halfG,
           outwardG,
