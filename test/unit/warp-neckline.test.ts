@@ -202,3 +202,24 @@ test('a neckline’s edge over bare skin below the neck is anti-aliased, not a s
     assert.ok(mixed(0, centre) >= 2 && mixed(centre, 48) >= 2, `row ${y}: ${row.join(' ')}`);
   }
 });
+
+test('a bare forearm’s edge in front of a garment is anti-aliased too, over its own skin', () => {
+  const { image, person } = syntheticPerson();
+  // A dark layer over the left forearm (bare, about x 271..293), as a garment's body it hangs in front of.
+  const layer = greyLayer(240, 250, 80, 70);
+  layer.rgb.fill(40);
+  const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin: skinModel(image, person) });
+  // Row by row down the forearm, the pixels between the layer's dark and the skin on each side, on average.
+  let [left, right] = [0, 0];
+  for (let y = 256; y < 316; y++) {
+    const row = Array.from({ length: 40 }, (_, k) => out[(y * W + 262 + k) * 3]!);
+    const mixed = (from: number, to: number): number => row.slice(from, to).filter((r) => r > 60 && r < 200).length;
+    left += mixed(0, 20) / 60;
+    right += mixed(20, 40) / 60;
+  }
+  // Cut at the majority and softened by a pixel, the edge had 1.1 such pixels a row; faded over the arm's skin, more.
+  assert.ok(left > 1.2 && right > 1.2, `mixed pixels a row: ${left.toFixed(2)} left, ${right.toFixed(2)} right`);
+  // The forearm's middle keeps its bytes.
+  const middle = (285 * W + 281) * 3;
+  assert.deepEqual([...out.subarray(middle, middle + 3)], [...image.data.subarray(middle, middle + 3)]);
+});

@@ -80,8 +80,8 @@ const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.r
 const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
 /** Bare skin in front of a garment is decided by majority within this radius (pixels): its edge is not ragged. */
 const FRONT_SMOOTHING = 2;
-/** Where more than this share of that square is bare neck in front, the garment fades out towards the majority. */
-const NECK_EDGE = 0.2;
+/** Where more than this share of that square is in front, over bare skin, the garment fades out towards the majority. */
+const FRONT_EDGE = 0.2;
 /** A hand's soft edge: pixels this close to its bare skin stay in front with it. */
 const HAND_EDGE = 2;
 /** Below this share of a hand's region looking like skin, the skin's colour is not the hand's: all of it stays. */
@@ -960,8 +960,6 @@ function drawLayer(
   // shoulder caps, and not over bare skin or a kept top in front of it (`inFront`).
   const allowed = new Float32Array(lw * lh);
   const inFront = new Float32Array(lw * lh);
-  /** The bare neck's share of what stays in front: the neckline's edge against it is anti-aliased. */
-  const neckInFront = new Float32Array(lw * lh);
   for (let y = 0; y < lh; y++) {
     for (let x = 0; x < lw; x++) {
       const o = y * lw + x;
@@ -1003,7 +1001,6 @@ function drawLayer(
       if ((ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const px = x0 + x;
         const py = y0 + y;
-        if (label === REGION.neck) neckInFront[o] = 1;
         if (label === REGION.neck || (!shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2) && !inSleeve(i)))
           inFront[o] = 1;
       }
@@ -1011,15 +1008,14 @@ function drawLayer(
     }
   }
   // What is in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority over a
-  // square of radius FRONT_SMOOTHING. The head and hands are never smoothed. Against the bare neck, over skin, the
-  // garment fades out over the last stretch below the majority (NECK_EDGE), so the neckline's edge is anti-aliased,
-  // not a staircase of the layout's cells. Over old clothing, and against an arm, it is cut there: faded, it would
+  // square of radius FRONT_SMOOTHING. The head and hands are never smoothed. Over bare skin the garment fades out
+  // over the last stretch below the majority (FRONT_EDGE), so its edge against the neck or an arm in front is
+  // anti-aliased, not a staircase of the layout's cells. Over old clothing it is cut at the majority: faded, it would
   // let the old top or sleeve under its edge show as a dark halo.
   const front = boxMean(inFront, lw, lh, FRONT_SMOOTHING);
-  const neckFront = boxMean(neckInFront, lw, lh, FRONT_SMOOTHING);
   for (let k = 0; k < allowed.length; k++) {
     if (front[k]! >= 0.5) allowed[k] = 0;
-    else if (neckFront[k]! > NECK_EDGE && skinLike[k] === 1) allowed[k] = Math.min(allowed[k]!, (0.5 - front[k]!) / (0.5 - NECK_EDGE));
+    else if (front[k]! > FRONT_EDGE && skinLike[k] === 1) allowed[k] = Math.min(allowed[k]!, (0.5 - front[k]!) / (0.5 - FRONT_EDGE));
   }
   // Softened inwards only: pixels that must stay in front stay exactly the photo's.
   const soft = boxMean(allowed, lw, lh, 1);
