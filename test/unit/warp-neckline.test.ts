@@ -223,3 +223,15 @@ test('a bare forearm’s edge in front of a garment is anti-aliased too, over it
   const middle = (285 * W + 281) * 3;
   assert.deepEqual([...out.subarray(middle, middle + 3)], [...image.data.subarray(middle, middle + 3)]);
 });
+
+test('beside the neck, over the old top, a neckline is cut at the majority: the old collar does not show through a faded edge', () => {
+  const { image, person } = syntheticPerson();
+  // The drawn old top (navy) meets the bare neck at row 140; a grey layer over both.
+  const out = compose({ image, person, layers: [{ layer: greyLayer(180, 110, 40, 40), category: 'top' }], skin: skinModel(image, person) });
+  for (const x of [190, 210]) {
+    assert.deepEqual([...image.data.subarray((140 * W + x) * 3, (140 * W + x) * 3 + 3)], [...OLD_TOP], `the old top at (${x}, 140)`);
+    // The layer's share there: at least the one-pixel feather's two thirds (faded, the navy showed through at 0.44).
+    const share = (out[(140 * W + x) * 3]! - OLD_TOP[0]) / (200 - OLD_TOP[0]);
+    assert.ok(share > 0.6, `the layer covers ${share.toFixed(2)} of the old top at (${x}, 140)`);
+  }
+});
