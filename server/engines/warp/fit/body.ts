@@ -34,6 +34,8 @@ export interface BodyFrame {
 }
 
 const TORSO_REGIONS = new Set<number>([REGION.torso, REGION.hips, REGION.neck, REGION.leftUpperLeg, REGION.rightUpperLeg]);
+const HEAD = new Set<number>([REGION.head]);
+const HEAD_AND_NECK = new Set<number>([REGION.head, REGION.neck]);
 
 export const add = (p: Point, v: Point, k = 1): Point => ({ x: p.x + v.x * k, y: p.y + v.y * k });
 export const sub = (p: Point, q: Point): Point => ({ x: p.x - q.x, y: p.y - q.y });
@@ -73,34 +75,31 @@ export function bodyFrame(person: PersonAnalysis): BodyFrame {
     return last;
   };
 
-  /** From a shoulder joint straight up (against `down`) to the last person pixel that is not head or hair. */
-  const top = (joint: Point): Point => {
-    let last = 0;
+  /**
+   * How far straight up (against `down`) from `p` the person's pixels go, within 0.4 shoulder widths, before the
+   * matte ends or a region in `stop` begins; −1 where `p` itself is not such a pixel.
+   */
+  const climb = (p: Point, stop: ReadonlySet<number>): number => {
+    let last = -1;
     for (let d = 0; d < 0.4 * unitWidth; d++) {
-      const x = Math.round(joint.x - down.x * d);
-      const y = Math.round(joint.y - down.y * d);
+      const x = Math.round(p.x - down.x * d);
+      const y = Math.round(p.y - down.y * d);
       if (x < 0 || y < 0 || x >= width || y >= height) break;
       const i = y * width + x;
-      if (person.matte.data[i]! < 128 || labels[i] === REGION.head) break;
+      if (person.matte.data[i]! < 128 || stop.has(labels[i]!)) break;
       last = d;
     }
-    return add(joint, down, -Math.max(last, 0.05 * unitWidth));
+    return last;
   };
+
+  /** From a shoulder joint straight up to the last person pixel that is not head or hair. */
+  const top = (joint: Point): Point => add(joint, down, -Math.max(climb(joint, HEAD), 0.05 * unitWidth));
 
   return {
     unit: unitWidth,
     shoulderTop: { left: top(shoulder.left), right: top(shoulder.right) },
     outlineAbove(p: Point) {
-      let last = -1;
-      for (let d = 0; d < 0.4 * unitWidth; d++) {
-        const x = Math.round(p.x - down.x * d);
-        const y = Math.round(p.y - down.y * d);
-        if (x < 0 || y < 0 || x >= width || y >= height) break;
-        const i = y * width + x;
-        const label = labels[i]!;
-        if (person.matte.data[i]! < 128 || label === REGION.head || label === REGION.neck) break;
-        last = d;
-      }
+      const last = climb(p, HEAD_AND_NECK);
       return last < 0 ? null : add(p, down, -last);
     },
     origin,
