@@ -441,6 +441,9 @@ function sheathedBody(
   const rows = new Uint8Array(size);
   for (let k = 0; k < size; k++) rows[k] = total[k]! > 0 && covered[k]! >= SHEATHED * total[k]! ? 1 : 0;
   const beyond = (x: number, y: number): boolean => x < left[y]! || x > right[y]!;
+  // A bold print of the old bottoms (pattern.ts) where neither the pixel nor its neighbours' mean is skin-coloured.
+  const printAt = (i: number, mean: readonly [number, number, number]): boolean =>
+    colours !== null && colours.inPrint !== null && colours.inPrint(i) && !(skin && (isSkin(skin, ...mean) || isSkinAt(image, skin, i)));
   return {
     legInside: (label, y) => LEGS.has(label) && rows[label * height + y] === 1,
     beyond,
@@ -456,10 +459,7 @@ function sheathedBody(
       if (!arm) {
         if (!rows[REGION.torso * height + y] && !rows[REGION.hips * height + y]) return false;
         const mean = meanColour(image, x, y, BESIDE_SMOOTHING);
-        return (
-          colours.test(...mean) ||
-          (colours.inPrint !== null && colours.inPrint(i) && !(skin && (isSkin(skin, ...mean) || isSkinAt(image, skin, i))))
-        );
+        return colours.test(...mean) || printAt(i, mean);
       }
       // An arm hangs beside the legs too: any row the new bottoms sheathe.
       if (!SHEATHABLE_LIST.some((region) => rows[region * height + y] === 1)) return false;
@@ -469,7 +469,7 @@ function sheathedBody(
       // arm pass the skin test and are no part of it. A bold print goes even inside the arm's shape (a little wider
       // than some arms), where neither the pixel nor its neighbours are skin-coloured.
       if (limbs === null) return false;
-      if (colours.inPrint !== null && colours.inPrint(i) && !(skin && (isSkin(skin, ...mean) || isSkinAt(image, skin, i)))) return true;
+      if (printAt(i, mean)) return true;
       return limbs.shape[i] === OUTSIDE && limbs.paler(i, luma(...mean)) && colours.nearerBottoms(...mean);
     },
   };
