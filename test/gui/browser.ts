@@ -84,7 +84,16 @@ export async function onEveryShopScreen(
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true });
   // From the top: a full-page shot of a scrolled page paints the sticky header mid-page.
-  // After any smooth scroll the page started (to a result, say) has come to rest, or it carries on from the top.
+  await scrollComesToRest(page);
+  await page.evaluate(() => window.scrollTo({ top: 0, left: 0, behavior: 'instant' }));
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * Waits until any smooth scroll the page started (to a result, say) has come to rest: three frames in a row
+ * at the same place. Whatever is measured on screen before then is measured mid-flight.
+ */
+export async function scrollComesToRest(page: Page): Promise<void> {
   // A string, so that the bundler's helpers (it names functions) do not travel into the page.
   await page.evaluate(`new Promise((resolve) => {
     let last = -1;
@@ -97,8 +106,6 @@ export async function screenshot(page: Page, name: string): Promise<void> {
     };
     requestAnimationFrame(frame);
   })`);
-  await page.evaluate(() => window.scrollTo({ top: 0, left: 0, behavior: 'instant' }));
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
 /** axe-core's rules for WCAG 2.2 A and AA, and its best practices. */

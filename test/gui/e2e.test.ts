@@ -23,6 +23,7 @@ import {
   lookAt,
   onEveryShopScreen,
   screenshot,
+  scrollComesToRest,
   signInWithKey,
 } from './browser.ts';
 import { garmentJpeg, hasFixtures, personJpeg, wellFramedPersonJpeg, writeFakeCamera } from './media.ts';
@@ -268,6 +269,7 @@ test(
 
       // The result: focused, scrolled into view, large, and the before/after line follows a drag on the picture.
       await page.waitForFunction(() => document.activeElement?.id === 'result-title');
+      await scrollComesToRest(page);
       const picture = (await page.locator('#compare').boundingBox())!;
       assert.ok(picture.y >= 0 && picture.y < height, `the picture starts on screen (at ${Math.round(picture.y)} px)`);
       assert.ok(picture.width >= Math.min(0.8 * width, 600), `the picture is large (${Math.round(picture.width)} px wide)`);
