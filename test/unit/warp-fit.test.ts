@@ -1259,6 +1259,41 @@ describe('gaps inside a garment', () => {
     closeGaps(wide.layer, image, person, skin, unit);
     assert.equal(wide.at(195, 210).alpha, 0);
   });
+
+  test('old clothing between the body’s edge and a hanging arm is covered; towards the wall it is not', () => {
+    const { image: drawn, person: wearer } = syntheticPerson();
+    // Rows 262–300, more than a quarter of a shoulder width: the old top reaches from the torso's side to the
+    // forearm's inner edge (x ≈ 270).
+    for (let y = 262; y < 300; y++)
+      for (let x = 246; wearer.matte.data[y * W + x] === 0; x++)
+        paintPatch(drawn, wearer, { x0: x, x1: x + 1, y0: y, y1: y + 1 }, OLD_TOP, REGION.torso);
+    // On the other side, rows 290–296 only: a tick, not a strip down the arm.
+    for (let y = 290; y < 296; y++)
+      for (let x = 154; wearer.matte.data[y * W + x] === 0; x--)
+        paintPatch(drawn, wearer, { x0: x, x1: x + 1, y0: y, y1: y + 1 }, OLD_TOP, REGION.torso);
+    const model = skinModel(drawn, wearer);
+    // The new top's body spans x 146–255, short of the arms (its sleeves ended higher up). At row 205 the old sleeve
+    // beyond it ends at the wall.
+    const { layer, at } = blocks(100, 300, 200, 300, (x) => (x >= 146 && x < 256 ? 'red' : false));
+    closeGaps(layer, drawn, wearer, model, unit);
+    for (let x = 256; x < 266; x++) assert.deepEqual(at(x, 290), { alpha: 1, rgb: [255, 0, 0] }, `(${x}, 290) is covered`);
+    assert.equal(at(281, 290).alpha, 0, 'the forearm stays bare');
+    assert.equal(at(260, 205).alpha, 0, 'an old sleeve that ends at the wall stays');
+    assert.equal(at(140, 293).alpha, 0, 'a strip six rows high stays');
+  });
+
+  test('an old sleeve round the forearm is not taken for the body’s side, though bare skin lies beyond it', () => {
+    const { image: drawn, person: wearer } = syntheticPerson();
+    // Rows 280–318: an old sleeve covers the forearm from x 270 to 3 pixels past its bone (elbow to wrist); its bare
+    // skin lies beyond. The new top's body reaches x 269.
+    const bone = (y: number): number => 275 + ((285 - 275) * (y - 240)) / (320 - 240);
+    for (let y = 280; y < 318; y++)
+      paintPatch(drawn, wearer, { x0: 270, x1: Math.floor(bone(y)) + 4, y0: y, y1: y + 1 }, OLD_TOP, REGION.leftLowerArm);
+    const model = skinModel(drawn, wearer);
+    const { layer, at } = blocks(150, 320, 200, 340, (x) => (x < 270 ? 'red' : false));
+    closeGaps(layer, drawn, wearer, model, unit);
+    assert.equal(at(275, 300).alpha, 0, 'the old sleeve stays uncovered');
+  });
 });
 
 describe('the old waistband above new bottoms', () => {

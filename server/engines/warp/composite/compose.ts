@@ -33,7 +33,7 @@ import { boxMean, components, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
-import { HEAD_AND_HANDS } from './regions.ts';
+import { ARMS, HEAD_AND_HANDS } from './regions.ts';
 import { INSIDE, OUTSIDE, limbPaint, type LimbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
 
@@ -76,7 +76,6 @@ function oldHem(person: PersonAnalysis, depth: number): OldHem {
   return { row: (x) => centre.y + (x - centre.x) * slope, torsoLength: body.torsoLength };
 }
 
-const ARMS = new Set<number>([REGION.leftUpperArm, REGION.leftLowerArm, REGION.rightUpperArm, REGION.rightLowerArm]);
 const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
 /** Bare skin in front of a garment is decided by majority within this radius (pixels): its edge is not ragged. */
 const FRONT_SMOOTHING = 2;

@@ -9,12 +9,18 @@
  * across, it was smeared into streaks). Gaps over skin (an arm between
  * sleeve and body), the head or the hands stay open. Skin is smooth: a
  * skin-coloured pixel amid a pattern (a striped sleeve's light stripes under
- * warm light) is cloth.
+ * warm light) is cloth. A strip of old clothing as narrow between the body's
+ * edge and a hanging arm's bare skin is the garment's too (a top reaches the
+ * arm that hangs against it) where it runs down a quarter of a shoulder
+ * width; it is mirrored in from the body's side (the mean colour of a
+ * sequinned edge was a grey band).
  */
 import type { PersonAnalysis, RawImage } from '../../../vision/types.ts';
 import type { Layer } from '../fit/render.ts';
 import { isSkin, luma, type SkinModel } from './colour.ts';
-import { HEAD_AND_HANDS } from './regions.ts';
+import { segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
+import { components } from '../../../kernel/raster.ts';
+import { ARMS, HEAD_AND_HANDS } from './regions.ts';
 
 /** The widest gap closed, in shoulder widths. */
 const GAP = 0.2;
@@ -25,6 +31,8 @@ const GAP = 0.2;
  * well under it.
  */
 const TEXTURED = { deviation: 20, radius: 3 } as const;
+/** Old clothing between the body's edge and an arm is covered where it runs down at least this many shoulder widths. */
+const STRIP_ROWS = 0.25;
 /** A gap's end colour is the mean of this many garment pixels; a blended fill is smoothed over this many rows each way. */
 const EDGE = 3;
 const SMOOTH = 4;
@@ -40,6 +48,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
   const widest = Math.max(2, Math.round(GAP * unit));
   const { width, data, channels } = image;
   const blended = new Uint8Array(lw * lh);
+  const armBones = skeleton(person.landmarks).bones.filter((bone) => ARMS.has(bone.region));
   for (let y = 0; y < lh; y++) {
     const row = y * lw;
     let last = -1;
@@ -49,8 +58,87 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       last = x;
     }
   }
+  // The strips to the arms are found first, then filled where they run down some rows: found in a row or two
+  // alone (an arm's edge, a hand's), they were ticks.
+  const source = new Int32Array(lw * lh).fill(-1);
+  const strip = new Uint8Array(lw * lh);
+  for (let y = 0; y < lh; y++) {
+    const row = y * lw;
+    for (let x = 0; x < lw; x++) {
+      if (layer.alpha[row + x]! < 0.5 || layer.sleeve[row + x]) continue;
+      if (x + 1 < lw && layer.alpha[row + x + 1]! < 0.5) reachArm(row, x, y, 1);
+      if (x > 0 && layer.alpha[row + x - 1]! < 0.5) reachArm(row, x, y, -1);
+    }
+  }
+  fillStrips(Math.max(2, Math.round(STRIP_ROWS * unit)));
   smoothDown(layer, blended);
   return layer;
+
+  /** Fills the strips found by reachArm that span at least `rows` rows, each pixel from its mirrored source. */
+  function fillStrips(rows: number): void {
+    const { label, sizes } = components(strip, lw, 1);
+    const top = new Int32Array(sizes.length).fill(lh);
+    const bottom = new Int32Array(sizes.length).fill(-1);
+    for (let o = 0; o < lw * lh; o++) {
+      const id = label[o]!;
+      if (id < 0) continue;
+      const y = Math.floor(o / lw);
+      top[id] = Math.min(top[id]!, y);
+      bottom[id] = Math.max(bottom[id]!, y);
+    }
+    for (let o = 0; o < lw * lh; o++) {
+      const id = label[o]!;
+      if (id < 0 || bottom[id]! - top[id]! + 1 < rows) continue;
+      layer.rgb.copyWithin(o * 3, source[o]! * 3, source[o]! * 3 + 3);
+      layer.alpha[o] = 1;
+    }
+  }
+
+  /**
+   * From the body's edge at `edge` outwards (`dir`): a run of old clothing at most GAP long that ends at an arm's
+   * bare skin takes the garment mirrored in across the edge. The old top between a narrower new top and a hanging
+   * arm showed there as a strip below the sleeve (#36, #52, #53).
+   */
+  function reachArm(row: number, edge: number, y: number, dir: -1 | 1): void {
+    let end = edge + dir;
+    for (; end >= 0 && end < lw && Math.abs(end - edge) <= widest; end += dir) {
+      if (layer.alpha[row + end]! >= 0.5) return;
+      const kind = bareOrOld(x0 + end, y0 + y);
+      if (kind === 'other') return;
+      if (kind === 'arm') break;
+    }
+    if (end < 0 || end >= lw || Math.abs(end - edge) > widest || Math.abs(end - edge) < 2) return;
+    // Old clothing nearer an arm's bone than the arm's own edge is an old sleeve round the arm, not the body's side.
+    const edgeOfArm = nearestArmBone2(x0 + end, y0 + y);
+    for (let x = edge + dir; x !== end; x += dir) if (nearestArmBone2(x0 + x, y0 + y) < edgeOfArm) return;
+    const mirror = (x: number): number => 2 * edge - x;
+    for (let x = edge + dir; x !== end; x += dir) {
+      if (mirror(x) < 0 || mirror(x) >= lw || layer.alpha[row + mirror(x)]! < 0.5) return;
+    }
+    // The edge itself is inside the garment now: its soft alpha let the old clothing show as a dotted line.
+    for (let x = edge; x !== end; x += dir) {
+      strip[row + x] = 1;
+      source[row + x] = row + mirror(x);
+    }
+  }
+
+  /** The squared distance from (x, y) to the nearest of the arms' bones (upper and lower arms). */
+  function nearestArmBone2(x: number, y: number): number {
+    let nearest = Infinity;
+    for (const bone of armBones) nearest = Math.min(nearest, segmentDistance2(x, y, bone));
+    return nearest;
+  }
+
+  /** Whether the person's pixel at (x, y) is an arm's bare skin, old clothing, or something else (wall, head, hands). */
+  function bareOrOld(x: number, y: number): 'arm' | 'old' | 'other' {
+    const i = y * width + x;
+    const label = person.layout.labels[i]!;
+    if (!skin || person.matte.data[i]! < 128 || HEAD_AND_HANDS.has(label)) return 'other';
+    const j = i * channels;
+    // Skin-coloured is skin here, textured or not: an arm's edge against a white top was covered with a bar.
+    if (!isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) return 'old';
+    return ARMS.has(label) ? 'arm' : 'other';
+  }
 
   function fill(row: number, left: number, right: number, y: number): void {
     const a = row + left;
