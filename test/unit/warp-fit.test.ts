@@ -1282,6 +1282,19 @@ describe('gaps inside a garment', () => {
     assert.equal(at(140, 293).alpha, 0, 'a strip six rows high stays');
   });
 
+  test('the wall seen between the body and a hanging arm, inside the person’s matte, is a gap left open', () => {
+    const { image: drawn, person: wearer } = syntheticPerson();
+    // As above, but the matte takes in the wall between the old top (to x 257) and the forearm (from x ≈ 270).
+    for (let y = 262; y < 300; y++)
+      for (let x = 246; wearer.matte.data[y * W + x] === 0; x++)
+        paintPatch(drawn, wearer, { x0: x, x1: x + 1, y0: y, y1: y + 1 }, x < 258 ? OLD_TOP : WALL, REGION.torso);
+    const model = skinModel(drawn, wearer);
+    const { layer, at } = blocks(100, 300, 200, 300, (x) => (x >= 146 && x < 252 ? 'red' : false));
+    closeGaps(layer, drawn, wearer, model, unit);
+    assert.equal(at(263, 290).alpha, 0, 'the wall stays');
+    assert.equal(at(254, 290).alpha, 0, 'and so does the old top beside it: the run does not reach the arm');
+  });
+
   test('an old sleeve round the forearm is not taken for the body’s side, though bare skin lies beyond it', () => {
     const { image: drawn, person: wearer } = syntheticPerson();
     // Rows 280–318: an old sleeve covers the forearm from x 270 to 3 pixels past its bone (elbow to wrist); its bare

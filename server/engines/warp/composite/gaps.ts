@@ -33,6 +33,11 @@ const GAP = 0.2;
 const TEXTURED = { deviation: 20, radius: 3 } as const;
 /** Old clothing between the body's edge and an arm is covered where it runs down at least this many shoulder widths. */
 const STRIP_ROWS = 0.25;
+/**
+ * The wall past an arm is the mean of `sample` pixels; a run to the arm with `run` pixels in a row within `distance`
+ * (RGB) of it is a gap between the arm and the body.
+ */
+const WALL = { sample: 4, distance: 30, run: 3 } as const;
 /** A gap's end colour is the mean of this many garment pixels; a blended fill is smoothed over this many rows each way. */
 const EDGE = 3;
 const SMOOTH = 4;
@@ -108,6 +113,13 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       if (kind === 'arm') break;
     }
     if (end < 0 || end >= lw || Math.abs(end - edge) > widest || Math.abs(end - edge) < 2) return;
+    // The wall seen between the arm and the body (the person's matte may take it in) is a gap, not old clothing; a
+    // pixel or two of its colour at the run's soft ends is not.
+    const wall = wallBeyond(x0 + end, y0 + y, dir);
+    for (let x = edge + dir, seen = 0; wall && x !== end; x += dir) {
+      seen = nearColour(x0 + x, y0 + y, wall) ? seen + 1 : 0;
+      if (seen >= WALL.run) return;
+    }
     // Old clothing nearer an arm's bone than the arm's own edge is an old sleeve round the arm, not the body's side.
     const edgeOfArm = nearestArmBone2(x0 + end, y0 + y);
     for (let x = edge + dir; x !== end; x += dir) if (nearestArmBone2(x0 + x, y0 + y) < edgeOfArm) return;
@@ -120,6 +132,29 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
       strip[row + x] = 1;
       source[row + x] = row + mirror(x);
     }
+  }
+
+  /**
+   * The wall's colour in row `y` past the arm that starts at `x` (walking `dir`): the mean of WALL.sample pixels from
+   * the first one outside the person, within 3·GAP of `x`; null when none is found there.
+   */
+  function wallBeyond(x: number, y: number, dir: -1 | 1): [number, number, number] | null {
+    let u = x;
+    while (Math.abs(u - x) <= 3 * widest && u >= 0 && u < width && person.matte.data[y * width + u]! >= 128) u += dir;
+    if (Math.abs(u - x) > 3 * widest) return null;
+    const sum: [number, number, number] = [0, 0, 0];
+    let n = 0;
+    for (; n < WALL.sample && u >= 0 && u < width; n++, u += dir) {
+      const j = (y * width + u) * channels;
+      for (let c = 0; c < 3; c++) sum[c]! += data[j + c]!;
+    }
+    return n > 0 ? [sum[0] / n, sum[1] / n, sum[2] / n] : null;
+  }
+
+  /** Whether the photo's pixel at (x, y) lies within WALL.distance of `colour` (RGB). */
+  function nearColour(x: number, y: number, colour: readonly number[]): boolean {
+    const j = (y * width + x) * channels;
+    return Math.hypot(data[j]! - colour[0]!, data[j + 1]! - colour[1]!, data[j + 2]! - colour[2]!) < WALL.distance;
   }
 
   /** The squared distance from (x, y) to the nearest of the arms' bones (upper and lower arms). */
