@@ -25,7 +25,7 @@ import { sizeStep } from '../../server/kernel/vocabulary.ts';
 import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/tps.ts';
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
-import { POSE, REGION } from '../../server/vision/types.ts';
+import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, WALL, greyLayer, hangingSleeveTop, paintPatch, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
 
 const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
@@ -792,6 +792,40 @@ describe('rendering and compositing', () => {
     const side = pixel(painted, 264, 227);
     assert.ok(distanceTo(axis, SKIN) < 50 && distanceTo(side, SKIN) < 60, `both painted as skin: ${axis}, ${side}`);
     assert.ok(brightness(side) < 0.985 * brightness(axis), `side ${side} is darker than axis ${axis}`);
+  });
+
+  test('an old cuff at the wrist below a long sleeve becomes the forearm; a band on a bare wrist stays', () => {
+    // A white band across the left wrist (285, 320), where the hand's region begins.
+    const band = (photo: RawImage, wearer: PersonAnalysis): number[] => {
+      const painted: number[] = [];
+      for (let y = 318; y < 330; y++) {
+        for (let x = 276; x < 296; x++) {
+          const i = y * W + x;
+          if (wearer.layout.labels[i] !== REGION.leftHand || wearer.matte.data[i]! < 128) continue;
+          photo.data.set([250, 250, 250], i * 3);
+          painted.push(i);
+        }
+      }
+      return painted;
+    };
+    const white = (buffer: Uint8Array, i: number): boolean => buffer[i * 3]! > 240 && buffer[i * 3 + 2]! > 240;
+    // Old sleeves down to the wrists: the band is the sleeve's cuff.
+    const sleeved = syntheticPerson();
+    const { labels } = sleeved.person.layout;
+    for (let i = 0; i < W * H; i++) {
+      const forearm = labels[i] === REGION.leftLowerArm || labels[i] === REGION.rightLowerArm;
+      if (forearm && sleeved.person.matte.data[i]! >= 128) sleeved.image.data.set(OLD_TOP, i * 3);
+    }
+    const cuff = band(sleeved.image, sleeved.person);
+    assert.ok(cuff.length > 40, `the band lies in the hand's region (${cuff.length} px)`);
+    const painted = compose({ image: sleeved.image, person: sleeved.person, layers: [{ layer, category: 'top' }] });
+    const left = cuff.filter((i) => white(painted, i)).length;
+    assert.ok(left < 0.1 * cuff.length, `${left} of the cuff's ${cuff.length} pixels stay white`);
+    // Bare forearms: the band is a bracelet, and stays.
+    const bare = syntheticPerson();
+    const bracelet = band(bare.image, bare.person);
+    const kept = compose({ image: bare.image, person: bare.person, layers: [{ layer, category: 'top' }] });
+    assert.equal(bracelet.filter((i) => white(kept, i)).length, bracelet.length, 'the bracelet keeps its bytes');
   });
 });
 

@@ -24,7 +24,7 @@
  * Pixels that no step touches keep the photo's exact bytes: the face, hands
  * and background are untouched.
  */
-import { insideConvex, segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
+import { insideConvex, segmentDistance2, skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
 import { bareNeckline, bareUnderChin, wallAboveShoulders } from './neckline.ts';
@@ -96,6 +96,11 @@ const SHADING = { fine: 8, coarse: 32, min: 0.85, max: 1.08, strength: 0.8, text
 const SKIN_SHADING = { fine: 6, coarse: 24 } as const;
 /** How far (pixels) round a painted pixel the old clothing's texture is measured. */
 const TEXTURE_RADIUS = 2;
+/**
+ * An old cuff (cuffsAsForearms): up to `past` of the forearm's length beyond the wrist, below a sleeve that covers
+ * the forearm's last `reach` of its length with skin in less than `bare` of its pixels.
+ */
+const CUFF = { past: 0.3, width: 1.3, reach: 0.2, bare: 0.3 } as const;
 /** The body's core: within this share (squared) of each bone's radius. */
 export const CORE_RADIUS2 = 0.8;
 /** A leg is inside new bottoms in a row where they cover at least this share of it. */
@@ -235,8 +240,8 @@ function removeOldClothing(
 ): void {
   if (!skin || (!kinds.upper && !kinds.hips)) return;
   const { width, height, channels, data } = image;
-  const labels = person.layout.labels;
   const { bones, torso } = skeleton(person.landmarks);
+  const labels = kinds.upper ? cuffsAsForearms(image, person, skin, bones) : person.layout.labels;
   const inCore = coreTest(bones, torso);
   const limbs = limbPaint(image, person, skin, CORE_RADIUS2);
   const feet = belowAnkles(person);
@@ -332,7 +337,64 @@ function removeOldClothing(
       out[o + 2] = Math.round(fb * (1 - keep) + out[o + 2]! * keep);
     }
   }
-  clearOutline(out, person, background, walled, coverage);
+  clearOutline(out, person, background, walled, coverage, labels);
+}
+
+/**
+ * The layout's labels with the cuffs of old sleeves that reach the wrists taken from the hands' regions into the
+ * forearms'. A hand's region is drawn round the hand's landmarks and takes in the cuff, and no step repaints a hand:
+ * below a new shorter sleeve the old white or red cuffs stayed at the wrists of painted forearms. A cuff is what of a
+ * hand's region is not skin-coloured and lies within CUFF.width of its forearm bone's radius, up to CUFF.past of its
+ * length beyond the wrist, where the forearm's last CUFF.reach of its length shows skin in less than CUFF.bare of its
+ * pixels (a watch or a bracelet on a bare wrist stays). The labels themselves when no cuff is found.
+ */
+function cuffsAsForearms(image: RawImage, person: PersonAnalysis, skin: SkinModel, bones: readonly Bone[]): Uint8Array {
+  const { width, height, data, channels } = image;
+  const labels = person.layout.labels;
+  let relabelled: Uint8Array | null = null;
+  for (const [forearm, hand] of [
+    [REGION.leftLowerArm, REGION.leftHand],
+    [REGION.rightLowerArm, REGION.rightHand],
+  ] as const) {
+    const bone = bones.find((b) => b.region === forearm);
+    if (!bone) continue;
+    const dx = bone.b.x - bone.a.x;
+    const dy = bone.b.y - bone.a.y;
+    const length2 = dx * dx + dy * dy;
+    if (length2 < 1) continue;
+    const reach = Math.ceil(bone.radius + Math.sqrt(length2) * CUFF.past);
+    const [xa, xb] = [Math.max(0, Math.floor(bone.b.x - reach)), Math.min(width - 1, Math.ceil(bone.b.x + reach))];
+    const [ya, yb] = [Math.max(0, Math.floor(bone.b.y - reach)), Math.min(height - 1, Math.ceil(bone.b.y + reach))];
+    // Along the bone from the elbow (0) to the wrist (1), and the distance across it squared.
+    const along = (x: number, y: number): number => ((x - bone.a.x) * dx + (y - bone.a.y) * dy) / length2;
+    const across2 = (x: number, y: number, t: number): number => (bone.a.x + t * dx - x) ** 2 + (bone.a.y + t * dy - y) ** 2;
+    const skinAt = (i: number): boolean => isSkin(skin, data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!);
+    let sleeve = 0;
+    let bare = 0;
+    const cuff: number[] = [];
+    for (let y = ya; y <= yb; y++) {
+      for (let x = xa; x <= xb; x++) {
+        const i = y * width + x;
+        if (person.matte.data[i]! < 128) continue;
+        const t = along(x + 0.5, y + 0.5);
+        if (labels[i] === forearm && t >= 1 - CUFF.reach && t <= 1) {
+          if (skinAt(i)) bare++;
+          else sleeve++;
+        } else if (
+          labels[i] === hand &&
+          t <= 1 + CUFF.past &&
+          across2(x + 0.5, y + 0.5, t) <= (CUFF.width * bone.radius) ** 2 &&
+          !skinAt(i)
+        ) {
+          cuff.push(i);
+        }
+      }
+    }
+    if (cuff.length === 0 || bare >= CUFF.bare * (bare + sleeve)) continue;
+    relabelled ??= Uint8Array.from(labels);
+    for (const i of cuff) relabelled[i] = forearm;
+  }
+  return relabelled ?? labels;
 }
 
 /**
@@ -369,9 +431,15 @@ function faded(ratio: number, deviation: number, strength: number): number {
  * the garment's colour mixes with the wall) becomes background too, or the old garment's outline stays as a thin
  * line. Never beside the head or hands, whose edges keep their bytes.
  */
-function clearOutline(out: Uint8Array, person: PersonAnalysis, background: Uint8Array, walled: Uint8Array, coverage: Float32Array): void {
+function clearOutline(
+  out: Uint8Array,
+  person: PersonAnalysis,
+  background: Uint8Array,
+  walled: Uint8Array,
+  coverage: Float32Array,
+  labels = person.layout.labels,
+): void {
   const { width, height } = person.layout;
-  const labels = person.layout.labels;
   const near = squareFilter(walled, width, height, OUTLINE, true);
   const kept = new Uint8Array(width * height);
   for (let i = 0; i < kept.length; i++) kept[i] = HEAD_AND_HANDS.has(labels[i]!) ? 1 : 0;
