@@ -102,7 +102,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
   /**
    * From the body's edge at `edge` outwards (`dir`): a run of old clothing at most GAP long that ends at an arm's
    * bare skin takes the garment mirrored in across the edge. The old top between a narrower new top and a hanging
-   * arm showed there as a strip below the sleeve (#36, #52, #53).
+   * arm showed there as a strip below the sleeve (#52, #53).
    */
   function reachArm(row: number, edge: number, y: number, dir: -1 | 1): void {
     let end = edge + dir;

@@ -17,7 +17,7 @@
  * Shading varies slowly, so it is measured at half resolution (a quarter of
  * the pixels) and scaled back up. Each bin's window sums come from
  * summed-area tables, looked up only at the bin's own pixels: box filters
- * over the whole photo for each of the eight bins took three times as long.
+ * over the whole photo for each of the eight bins took 2.5 times as long.
  */
 
 /** Luminance bins are this factor apart (as logarithms). */
