@@ -176,6 +176,12 @@ export function isSkin(model: SkinModel, r: number, g: number, b: number): boole
   return dcb * dcb + dcr * dcr < 6.25 * model.sigma * model.sigma;
 }
 
+/** Whether the photo's pixel `i` is skin-coloured (isSkin). */
+export function isSkinAt(image: RawImage, skin: SkinModel, i: number): boolean {
+  const j = i * image.channels;
+  return isSkin(skin, image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
+}
+
 /** Mean colour of the non-skin pixels of some regions: what the person wears there now. */
 export function clothingColour(
   image: RawImage,

@@ -32,7 +32,7 @@ import { add, bodyFrame } from '../fit/body.ts';
 import { boxMean, components, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
-import { BARE, isSkin, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
+import { BARE, isSkin, isSkinAt, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
 import { ARMS, HEAD_AND_HANDS } from './regions.ts';
 import { INSIDE, OUTSIDE, limbPaint, type LimbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
@@ -349,7 +349,7 @@ function removeOldClothing(
  * pixels (a watch or a bracelet on a bare wrist stays). The labels themselves when no cuff is found.
  */
 function cuffsAsForearms(image: RawImage, person: PersonAnalysis, skin: SkinModel, bones: readonly Bone[]): Uint8Array {
-  const { width, height, data, channels } = image;
+  const { width, height } = image;
   const labels = person.layout.labels;
   let relabelled: Uint8Array | null = null;
   for (const [forearm, hand] of [
@@ -368,7 +368,6 @@ function cuffsAsForearms(image: RawImage, person: PersonAnalysis, skin: SkinMode
     // Along the bone from the elbow (0) to the wrist (1), and the distance across it squared.
     const along = (x: number, y: number): number => ((x - bone.a.x) * dx + (y - bone.a.y) * dy) / length2;
     const across2 = (x: number, y: number, t: number): number => (bone.a.x + t * dx - x) ** 2 + (bone.a.y + t * dy - y) ** 2;
-    const skinAt = (i: number): boolean => isSkin(skin, data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!);
     let sleeve = 0;
     let bare = 0;
     const cuff: number[] = [];
@@ -378,13 +377,13 @@ function cuffsAsForearms(image: RawImage, person: PersonAnalysis, skin: SkinMode
         if (person.matte.data[i]! < 128) continue;
         const t = along(x + 0.5, y + 0.5);
         if (labels[i] === forearm && t >= 1 - CUFF.reach && t <= 1) {
-          if (skinAt(i)) bare++;
+          if (isSkinAt(image, skin, i)) bare++;
           else sleeve++;
         } else if (
           labels[i] === hand &&
           t <= 1 + CUFF.past &&
           across2(x + 0.5, y + 0.5, t) <= (CUFF.width * bone.radius) ** 2 &&
-          !skinAt(i)
+          !isSkinAt(image, skin, i)
         ) {
           cuff.push(i);
         }
@@ -540,12 +539,6 @@ function sheathedBody(
       return limbs.shape[i] === OUTSIDE && limbs.paler(i, luma(...mean)) && colours.nearerBottoms(...mean);
     },
   };
-}
-
-/** Whether the photo's pixel `i` is skin-coloured. */
-function isSkinAt(image: RawImage, skin: SkinModel, i: number): boolean {
-  const j = i * image.channels;
-  return isSkin(skin, image.data[j]!, image.data[j + 1]!, image.data[j + 2]!);
 }
 
 /** Per row, the first and last x a coverage covers (at least half); width and −1 in a row it does not reach. */

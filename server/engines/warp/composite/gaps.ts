@@ -17,7 +17,7 @@
  */
 import type { PersonAnalysis, RawImage } from '../../../vision/types.ts';
 import type { Layer } from '../fit/render.ts';
-import { isSkin, luma, type SkinModel } from './colour.ts';
+import { isSkin, isSkinAt, luma, type SkinModel } from './colour.ts';
 import { segmentDistance2, skeleton } from '../../../vision/body-layout.ts';
 import { components } from '../../../kernel/raster.ts';
 import { ARMS, HEAD_AND_HANDS } from './regions.ts';
@@ -169,9 +169,8 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
     const i = y * width + x;
     const label = person.layout.labels[i]!;
     if (!skin || person.matte.data[i]! < 128 || HEAD_AND_HANDS.has(label)) return 'other';
-    const j = i * channels;
     // Skin-coloured is skin here, textured or not: an arm's edge against a white top was covered with a bar.
-    if (!isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!)) return 'old';
+    if (!isSkinAt(image, skin, i)) return 'old';
     return ARMS.has(label) ? 'arm' : 'other';
   }
 
