@@ -176,6 +176,19 @@ describe('warp post-conditions', () => {
     assert.equal(oldClothingViolation(image, compose({ image, person, layers: vest }), person, skinModel(image, person), vest), null);
   });
 
+  test('old clothing: below a cropped jacket the old top is worn that way; below a top cropped the same it is caught', () => {
+    // Shoulders to y 230, arms and all: the old top runs on to the hips (y 300).
+    const cropped = greyLayer(110, 120, 180, 110, { alpha: 1 });
+    const skin = skinModel(image, person);
+    const jacket = [{ layer: cropped, category: 'outerwear' as const }];
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: jacket }), person, skin, jacket), null);
+    const top = [{ layer: cropped, category: 'top' as const }];
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: top }), person, skin, top)?.check, 'old-clothing');
+    // Worn with a new top, the jacket leaves nothing of the old one to show.
+    const both = [...jacket, { layer: rectangle(158, 230, 242, 240), category: 'top' as const }];
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: both }), person, skin, both)?.check, 'old-clothing');
+  });
+
   test('old clothing: trousers below a skirt’s hem are worn that way; below new trousers’ hem they are caught', () => {
     // Short bottoms over the hips (labelled from y 280), down to y 340 (the old trousers run from y 310 to 560).
     const bottoms = rectangle(150, 270, 250, 340);

@@ -18,7 +18,8 @@
  *   soft), never a translucent film;
  * - old clothing: the customer's own clothing of the kind replaced does not
  *   show beside the new garment (a cami over a T-shirt leaves the T-shirt
- *   on the chest: such a picture is refused, not shown).
+ *   on the chest: such a picture is refused, not shown); a jacket or a
+ *   knit vest is worn over it, and it may show below their hems.
  */
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
 import type { BodyFrame } from './fit/body.ts';
@@ -26,7 +27,7 @@ import type { Layer } from './fit/render.ts';
 import type { WarpCategory } from './types.ts';
 import { squareFilter } from '../../kernel/raster.ts';
 import { summarise } from './cutout/alpha.ts';
-import { CORE_RADIUS2, layerCoverage, replaced, type PlacedLayer } from './composite/compose.ts';
+import { CORE_RADIUS2, coveredCentre, layerCoverage, replaced, type PlacedLayer } from './composite/compose.ts';
 import { limbPaint } from './composite/limbs.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
 import { chinRow } from './composite/neckline.ts';
@@ -246,12 +247,17 @@ export function oldClothingViolation(
   const bottoms = kinds.legs;
   // Across a bare stretch of an arm no old sleeve goes round it (limbs.ts): what lies there beside it is not one.
   const limbs = upper ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
+  // A jacket is worn over the customer's top, which shows below its hem and in its opening (compose.ts keeps it in
+  // rows where the body's centre line is not covered): there it is no leftover. Not so when a new top is worn too.
+  const over = upper && layers.every((l) => l.category === 'bottom' || l.category === 'outerwear' || l.layered);
+  const centre = over ? coveredCentre(person, coverage, width, height) : null;
   let region = 0;
   let showing = 0;
   for (let i = 0; i < width * height; i++) {
     const label = person.layout.labels[i]!;
     const owned = (upper && UPPER_REGIONS.has(label)) || (lower && (label === REGION.hips || (bottoms && LOWER_REGIONS.has(label))));
     if (person.matte.data[i]! < 200 || !owned) continue;
+    if (centre && label === REGION.torso && !centre[Math.floor(i / width)]) continue;
     region++;
     if (coverage[i]! >= 0.5) continue;
     const j = i * channels;

@@ -625,7 +625,7 @@ function belowAnkles(person: PersonAnalysis): (x: number, y: number) => boolean 
 }
 
 /** Per row, whether the new garments cover the body's centre line there (the line from the shoulders' to the hips' middle). */
-function coveredCentre(person: PersonAnalysis, coverage: Float32Array, width: number, height: number): Uint8Array {
+export function coveredCentre(person: PersonAnalysis, coverage: Float32Array, width: number, height: number): Uint8Array {
   const out = new Uint8Array(height);
   const lm = person.landmarks;
   const top = {
