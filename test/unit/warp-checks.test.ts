@@ -177,16 +177,23 @@ describe('warp post-conditions', () => {
   });
 
   test('old clothing: below a cropped jacket the old top is worn that way; below a top cropped the same it is caught', () => {
-    // Shoulders to y 230, arms and all: the old top runs on to the hips (y 300).
+    // Shoulders to y 230, arms and all, its outer 40 columns each side drawn as sleeves along the arms: the old top
+    // runs on to the hips (y 300).
     const cropped = greyLayer(110, 120, 180, 110, { alpha: 1 });
+    const tube = new Uint8Array(cropped.width * cropped.height);
+    for (let k = 0; k < tube.length; k++) tube[k] = k % cropped.width < 40 || k % cropped.width >= cropped.width - 40 ? 1 : 0;
+    const sleeved = { ...cropped, tube };
     const skin = skinModel(image, person);
-    const jacket = [{ layer: cropped, category: 'outerwear' as const }];
+    const jacket = [{ layer: sleeved, category: 'outerwear' as const }];
     assert.equal(oldClothingViolation(image, compose({ image, person, layers: jacket }), person, skin, jacket), null);
-    const top = [{ layer: cropped, category: 'top' as const }];
+    const top = [{ layer: sleeved, category: 'top' as const }];
     assert.equal(oldClothingViolation(image, compose({ image, person, layers: top }), person, skin, top)?.check, 'old-clothing');
     // Worn with a new top, the jacket leaves nothing of the old one to show.
     const both = [...jacket, { layer: rectangle(158, 230, 242, 240), category: 'top' as const }];
     assert.equal(oldClothingViolation(image, compose({ image, person, layers: both }), person, skin, both)?.check, 'old-clothing');
+    // A jacket drawn with no sleeves on the arms (its sleeves were not found) is no jacket worn over the top.
+    const vest = [{ layer: cropped, category: 'outerwear' as const }];
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: vest }), person, skin, vest)?.check, 'old-clothing');
   });
 
   test('old clothing: trousers below a skirt’s hem are worn that way; below new trousers’ hem they are caught', () => {

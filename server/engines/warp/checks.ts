@@ -248,8 +248,11 @@ export function oldClothingViolation(
   // Across a bare stretch of an arm no old sleeve goes round it (limbs.ts): what lies there beside it is not one.
   const limbs = upper ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
   // A jacket is worn over the customer's top, which shows below its hem and in its opening (compose.ts keeps it in
-  // rows where the body's centre line is not covered): there it is no leftover. Not so when a new top is worn too.
-  const over = upper && layers.every((l) => l.category === 'bottom' || l.category === 'outerwear' || l.layered);
+  // rows where the body's centre line is not covered): there it is no leftover. Not so when a new top is worn too,
+  // nor under a jacket drawn without sleeves on the arms: its sleeves were not found (a puffer's hang fused with its
+  // body), and it was drawn as a short vest over painted arms (#26, #68).
+  const sleevedJacket = (l: PlacedLayer): boolean => l.category === 'outerwear' && l.layer.tube?.includes(1) === true;
+  const over = upper && layers.every((l) => l.category === 'bottom' || sleevedJacket(l) || l.layered);
   const centre = over ? coveredCentre(person, coverage, width, height) : null;
   let region = 0;
   let showing = 0;
