@@ -175,6 +175,22 @@ describe('placing a top on a body', () => {
     assert.ok(t > 0.2 && t < 1, `a short sleeve ends on the upper arm (t = ${t.toFixed(2)})`);
   });
 
+  test('a sleeve whose end lies on the body’s side of its armhole is not cut from the body: the body stays whole', () => {
+    // A dropped shoulder's short sleeve, read with its end (148, 70) just inside the armhole line (150, 22)–(152, 80).
+    const dropped = { ...tee, landmarks: { ...tee.landmarks, leftArmpit: { x: 152, y: 80 }, leftSleeveEnd: { x: 148, y: 70 } } };
+    const placement = placeGarment(dropped, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
+    assert.equal(placement.pieces.filter((p) => p.skeleton).length, 0, 'no sleeve drawn along an arm');
+    // The wearer's left half of the chest, which a sleeve cut along that line took with it, is drawn.
+    assert.ok(placement.pieces.some((p) => !p.skeleton && ownedBy(p, 130, 60)));
+    const layer = renderGarment(dropped, placement, W, H);
+    let opaque = 0;
+    for (const a of layer.alpha) if (a > 0.5) opaque++;
+    const whole = renderGarment(tee, placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }), W, H);
+    let wholeOpaque = 0;
+    for (const a of whole.alpha) if (a > 0.5) wholeOpaque++;
+    assert.ok(opaque > 0.85 * wholeOpaque, `${opaque} of ${wholeOpaque} pixels drawn`);
+  });
+
   test('a sleeve a little short of the customer’s own is drawn down to its end; one far shorter keeps its length', () => {
     const endOf = (sleeveEnds: (Point | null)[] | null): { t: number; point: Point } => {
       const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false, sleeveEnds });

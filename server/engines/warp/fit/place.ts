@@ -319,7 +319,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     const across = { x: -at.direction.y, y: at.direction.x };
     const dirG = unit(sub(end, shoulderG));
     const acrossG = { x: -dirG.y, y: dirG.x };
-    if (pitG) {
+    if (pitG && beyondArmhole(end, shoulderG, pitG, gf.origin)) {
       // The sleeve on the arm's bones from the shoulder joint, as long as along its axis on the garment.
       const shape = { shoulder: shoulderG, armpit: pitG, end, half: halfG };
       const outwardG = awayFrom(acrossG, end, add(gf.origin, gf.down, 0.5 * gf.unit));
@@ -413,6 +413,17 @@ export function fromShoulderTop(arm: readonly Point[], top: Point): Point[] {
   const bone = unit(sub(arm[1]!, arm[0]!));
   const back = Math.max(0, -dot(sub(top, arm[0]!), bone));
   return [add(arm[0]!, bone, -back), ...arm.slice(1)];
+}
+
+/**
+ * Whether a sleeve's end lies beyond its armhole (the line from the shoulder to the armpit), on the far side from the
+ * garment's centre. A short sleeve hanging from a dropped shoulder may end on the body's side of that line: cut from
+ * the body along it, that whole half of the body went with the sleeve and was drawn along the arm (#37, #90).
+ */
+function beyondArmhole(end: Point, shoulder: Point, armpit: Point, centre: Point): boolean {
+  const line = sub(armpit, shoulder);
+  const cross = (p: Point): number => line.x * (p.y - shoulder.y) - line.y * (p.x - shoulder.x);
+  return cross(end) * cross(centre) < 0;
 }
 
 /** Whether a cut-out point belongs to a piece. */
