@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { faceViolation, layerViolations, oldClothingViolation, poseViolation } from '../../server/engines/warp/checks.ts';
+import { faceViolation, garmentViolation, layerViolations, oldClothingViolation, poseViolation } from '../../server/engines/warp/checks.ts';
 import { skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { bodyFrame } from '../../server/engines/warp/fit/body.ts';
@@ -215,6 +215,14 @@ describe('warp post-conditions', () => {
     };
     assert.equal(poseViolation(crossed, bodyFrame(crossed), ['top'])?.check, 'pose');
     assert.equal(poseViolation(crossed, bodyFrame(crossed), ['bottom', 'dress'])?.check, 'pose');
+  });
+
+  test('garment: a one-shoulder dress laid flat is refused; the drawn tee, and a worn top on a leaning model, are not', () => {
+    const oneShoulder = { ...tee, category: 'dress' as const, landmarks: { ...tee.landmarks, rightShoulder: { x: 50, y: 60 } } };
+    assert.equal(garmentViolation([tee])?.check, undefined);
+    assert.equal(garmentViolation([tee, oneShoulder])?.check, 'garment');
+    assert.equal(garmentViolation([{ ...oneShoulder, photo: 'worn' as const }]), null);
+    assert.equal(garmentViolation([{ ...oneShoulder, category: 'bottom' as const }]), null);
   });
 
   test('pose: folded arms do not stop bottoms, which lie below them', () => {

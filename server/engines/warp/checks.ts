@@ -19,12 +19,14 @@
  * - old clothing: the customer's own clothing of the kind replaced does not
  *   show beside the new garment (a cami over a T-shirt leaves the T-shirt
  *   on the chest: such a picture is refused, not shown); a jacket or a
- *   knit vest is worn over it, and it may show below their hems.
+ *   knit vest is worn over it, and it may show below their hems;
+ * - before anything is drawn, the pose (no arms crossed over the chest for
+ *   a top) and the garment (no one-shoulder top or dress).
  */
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
 import type { BodyFrame } from './fit/body.ts';
 import type { Layer } from './fit/render.ts';
-import type { WarpCategory } from './types.ts';
+import type { GarmentCutout, WarpCategory } from './types.ts';
 import { squareFilter } from '../../kernel/raster.ts';
 import { summarise } from './cutout/alpha.ts';
 import { CORE_RADIUS2, coveredCentre, layerCoverage, replaced, type PlacedLayer } from './composite/compose.ts';
@@ -33,7 +35,7 @@ import { isSkin, type SkinModel } from './composite/colour.ts';
 import { chinRow } from './composite/neckline.ts';
 
 export interface Violation {
-  check: 'face' | 'placement' | 'opacity' | 'old-clothing' | 'pose';
+  check: 'face' | 'placement' | 'opacity' | 'old-clothing' | 'pose' | 'garment';
   detail: string;
 }
 
@@ -51,6 +53,11 @@ const ABOVE_SHOULDERS = 0.6;
 const WAIST_FROM_SHOULDERS = 0.45;
 /** A top's or jacket's hem ends no lower than this many torso lengths below the shoulders. */
 const TOP_HEM = 2.1;
+/**
+ * A top or dress whose shoulders' heights differ by more than this share of their distance apart is cut with one
+ * shoulder (the draped one-shoulder dress: 0.49; the wide set's other tops and dresses: under 0.05).
+ */
+const ONE_SHOULDER = 0.25;
 /** Above this share of the replaced regions, old clothing left showing breaks the picture. */
 const OLD_CLOTHING = 0.08;
 /**
@@ -273,6 +280,23 @@ export function oldClothingViolation(
     check: 'old-clothing',
     detail: `the customer's own clothing shows beside the new garment (${Math.round((100 * showing) / region)} %)`,
   };
+}
+
+/**
+ * Garments the engine cannot draw without a broken picture: a one-shoulder top or dress. Its bare shoulder leaves the
+ * customer's own top to show there, and its draped side, fitted as a hem, hung off the arm (with its hem found at
+ * the corners, the draped dress passed every other check so). Told on a flat or ghost-mannequin photo by its shoulders'
+ * heights. Null when every garment can be drawn.
+ */
+export function garmentViolation(garments: readonly Pick<GarmentCutout, 'category' | 'landmarks' | 'photo'>[]): Violation | null {
+  for (const { category, landmarks, photo } of garments) {
+    const { leftShoulder: a, rightShoulder: b } = landmarks;
+    // A worn garment's shoulders are its model's, who may lean.
+    if ((category !== 'top' && category !== 'dress') || photo !== 'flat' || !a || !b) continue;
+    if (Math.abs(a.y - b.y) > ONE_SHOULDER * Math.abs(a.x - b.x))
+      return { check: 'garment', detail: `a one-shoulder ${category} cannot be drawn on a photo without breaking it` };
+  }
+  return null;
 }
 
 /**

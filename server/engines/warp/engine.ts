@@ -32,7 +32,7 @@ import { folds, renderGarment } from './fit/render.ts';
 import { restOnShoulders } from './fit/drape.ts';
 import { closeGaps } from './composite/gaps.ts';
 import { garmentScale } from './fit/sizing.ts';
-import { faceViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
+import { faceViolation, garmentViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
 import { skinModel, skinModelFromMask } from './composite/colour.ts';
 import { FaceMesh, poseHeadBox } from '../../vision/face-mesh.ts';
 import { cutOutGarment } from './cutout/index.ts';
@@ -132,6 +132,8 @@ export class WarpEngine implements Engine {
       garments.map((g) => g.category),
     );
     if (pose) throw new EngineError('pose_unsupported', pose.detail);
+    const cut = garmentViolation(garments);
+    if (cut) throw new EngineError('pose_unsupported', cut.detail);
     const scale = garmentScale(request.size, request.personSize, request.fit);
     // Tucked: the top ends at the waistband, into new bottoms (drawn over it) or the customer's own.
     const tucked = request.styling.includes('tucked');
