@@ -309,6 +309,40 @@ describe('a top’s landmarks, step by step (on the drawn T-shirt, in photo pixe
     near1(hem.left, 200, 8, 'hem left');
     near1(hem.right, 400, 8, 'hem right');
   });
+
+  test('a sleeve hanging against a top’s side down to its hem row is not taken for the hem’s end', async () => {
+    // The drawn T-shirt with a cuff joined to its right side in the hem's last 10 rows, out to x 470.
+    const CUFFED = TEE.replace('L400 650 L200 650', 'L400 640 L470 640 L470 650 L200 650');
+    const s = readSilhouette(garmentMatte(await drawn(CUFFED, 'white'))!.alpha);
+    const hem = hemOf(s, upperBody(s));
+    // At most HEM_SIDE (0.2) of the body's half width past its side.
+    assert.ok(hem.right <= 425, `hem right ${hem.right.toFixed(0)}`);
+    near1(hem.left, 200, 8, 'hem left');
+  });
+});
+
+describe('a dress’s hem', () => {
+  // A shift dress flaring to a hem from x 150 to 450 at y 700 (its body 222–378 under the arms).
+  const DRESS = `<path d="M245 80 Q300 130 355 80 L390 80 L393 190 L378 200 L378 420 L450 700 L150 700 L222 420 L222 200 L207 190 L210 80 Z" fill="#5a4f55"/>`;
+  const hemOfDrawn = async (svg: string) => {
+    const s = readSilhouette(garmentMatte(await drawn(svg, 'white'))!.alpha);
+    return hemOf(s, upperBody(s), false);
+  };
+  const near1 = (value: number, expected: number, tolerance: number, what: string): void =>
+    assert.ok(Math.abs(value - expected) <= tolerance, `${what}: ${value.toFixed(0)}, drawn at ${expected}`);
+
+  test('a notch in the hem just beside the centre (a scallop) does not put a hem corner there', async () => {
+    const hem = await hemOfDrawn(DRESS.replace('L150 700', 'L292 700 L289 690 L286 700 L150 700'));
+    near1(hem.left, 150, 12, 'hem left');
+    near1(hem.right, 450, 12, 'hem right');
+  });
+
+  test('a hem whose one half ends higher (a faint tulle edge cut away) has its corners on both sides', async () => {
+    const hem = await hemOfDrawn(DRESS.replace('L150 700', 'L300 700 L300 688 L153 688'));
+    assert.ok(hem.y < 690, `the hem's row (y ${hem.y}) spans both halves`);
+    near1(hem.left, 153, 12, 'hem left');
+    near1(hem.right, 450, 12, 'hem right');
+  });
 });
 
 describe('a pinafore’s landmarks', () => {

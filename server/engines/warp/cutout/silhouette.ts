@@ -72,6 +72,13 @@ const SKIRT_HEM = 0.1;
 const HEM_CURVE = 0.1;
 /** …and no more than this many half body widths past the body's sides. */
 const HEM_SIDE = 0.2;
+/**
+ * The hem's row reaches at least HEM_EACH_SIDE of the body's width on each side of the centre: a scalloped hem's
+ * lowest rows are broken at the scallops, and a tulle hem's faint edge is cut away in them; the run through the centre
+ * there began at the centre (a dress's hem corner put at its middle drew its skirt flaring off to one side, #23, #30,
+ * #35, #83).
+ */
+const HEM_EACH_SIDE = 0.2;
 /** Height over width 40–90 % down from which a garment is a dress whatever its shape. */
 const DRESS_LENGTH = 2.8;
 /** A shorter garment is a dress from this length when its skirt flares this much below its waist. */
@@ -386,9 +393,10 @@ export function hemOf(s: Silhouette, body: UpperBody, rounded = true): { y: numb
     const r = s.rows[row];
     return r ? runAt(r, body.centre) : null;
   };
+  const wide = body.right - body.left;
   while (y > s.top) {
     const run = centralRun(y);
-    if (run && run[1] - run[0] >= 0.6 * (body.right - body.left)) break;
+    if (run && run[1] - run[0] >= 0.6 * wide && Math.min(body.centre - run[0], run[1] - body.centre) >= HEM_EACH_SIDE * wide) break;
     y--;
   }
   let [left, right] = centralRun(y) ?? [body.left, body.right];
@@ -398,6 +406,7 @@ export function hemOf(s: Silhouette, body: UpperBody, rounded = true): { y: numb
   // the hem is not a side: no end lies more than HEM_SIDE past the body's sides. Not a dress's: placed that much
   // narrower, an asymmetric draped dress passed the checks with its flap hanging off the arm (measured, not kept).
   const reach = HEM_SIDE * body.half;
+  if (rounded) [left, right] = [Math.max(left, body.left - reach), Math.min(right, body.right + reach)];
   for (let row = y - 1; rounded && row >= y - HEM_CURVE * body.centralLength && row > s.top; row--) {
     const run = centralRun(row);
     if (!run) continue;
