@@ -175,6 +175,18 @@ describe('placing a top on a body', () => {
     assert.ok(t > 0.2 && t < 1, `a short sleeve ends on the upper arm (t = ${t.toFixed(2)})`);
   });
 
+  test('a strap’s top lies on the shoulder, in from its joint; a sleeved top’s shoulder just outside it', () => {
+    const { leftSleeveEnd: _l, rightSleeveEnd: _r, sleeveHalfWidth: _h, ...sleeveless } = tee.landmarks;
+    const cami = { ...tee, landmarks: { ...sleeveless, straps: true } };
+    const shoulderX = (garment: typeof tee): number =>
+      placeGarment(garment, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }).pieces[0]!.pairs.find(
+        (p) => p.from === garment.landmarks.leftShoulder,
+      )!.to.x;
+    // The left shoulder joint at x 250, the shoulders 100 apart: straps 0.15 of that in, a tee's 0.04 out.
+    close(shoulderX(cami), 250 - 15, 1, 'strap');
+    close(shoulderX(tee), 250 + 4, 1, 'sleeved');
+  });
+
   test('a sleeve whose end lies on the body’s side of its armhole is not cut from the body: the body stays whole', () => {
     // A dropped shoulder's short sleeve, read with its end (148, 70) just inside the armhole line (150, 22)–(152, 80).
     const dropped = { ...tee, landmarks: { ...tee.landmarks, leftArmpit: { x: 152, y: 80 }, leftSleeveEnd: { x: 148, y: 70 } } };
@@ -185,7 +197,12 @@ describe('placing a top on a body', () => {
     const layer = renderGarment(dropped, placement, W, H);
     let opaque = 0;
     for (const a of layer.alpha) if (a > 0.5) opaque++;
-    const whole = renderGarment(tee, placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }), W, H);
+    const whole = renderGarment(
+      tee,
+      placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }),
+      W,
+      H,
+    );
     let wholeOpaque = 0;
     for (const a of whole.alpha) if (a > 0.5) wholeOpaque++;
     assert.ok(opaque > 0.85 * wholeOpaque, `${opaque} of ${wholeOpaque} pixels drawn`);

@@ -50,6 +50,8 @@ export interface GarmentLandmarks {
    * arms painted in place of the old sleeves were flat blocks.
    */
   layered?: boolean;
+  /** Hangs from straps (a cami, a slip dress): its shoulders are the straps' tops, which lie on the shoulders. */
+  straps?: boolean;
   /** Narrowest point of the sides between armpit and hem (dresses; tops when shaped). */
   leftWaist?: Point;
   rightWaist?: Point;

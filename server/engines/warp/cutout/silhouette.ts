@@ -488,6 +488,7 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
   const cupTop = Math.min(imageLeftShoulder.y, imageRightShoulder.y);
   if (!sleeved && cupTop - Math.max(strapL.y, strapR.y) > STRAPS * h && strapR.x - strapL.x > body.half) {
     const out: GarmentLandmarks = {
+      straps: true,
       leftShoulder: strapR,
       rightShoulder: strapL,
       leftArmpit: imageRightShoulder,

@@ -103,6 +103,8 @@ const SHOULDER_REACH = 0.1;
 
 /** How much of a flat sleeve's width shows on an arm. */
 const SLEEVE_GIRTH = 0.75;
+/** A strap's top lies this far (in shoulder widths) in from the shoulder joint, about halfway out from the neck. */
+const STRAP_INSET = 0.15;
 
 /** +1 when `across` points away from the body's centre line at `p`, else −1. */
 function outward(across: Point, p: Point, shoulder: Point, frame: Frame): 1 | -1 {
@@ -198,13 +200,15 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     if (from) pairs.push({ from, to });
   };
 
-  // Shoulders: on top of the shoulder joints, a little wider for bigger sizes; dropped for oversized.
+  // Shoulders: on top of the shoulder joints, a little wider for bigger sizes; dropped for oversized. Straps lie on
+  // the shoulders STRAP_INSET in from the joints: at the joints they slid off onto the arms.
   const shoulderSpread = 1 + (scale.width - 1) * 0.6;
   const shoulderTarget = (joint: Point, sign: 1 | -1): Point => {
     // On the shoulder's outline (hair over it is ignored by the layout), a little inside it so the seam is on the body.
     const outline = sign > 0 ? body.shoulderTop.left : body.shoulderTop.right;
     let p = add({ x: joint.x, y: joint.y }, up, Math.max(0.06 * U, dot(sub(joint, outline), body.down) - 0.02 * U));
-    p = add(p, body.side, sign * (0.04 * U + (shoulderSpread - 1) * 0.5 * U));
+    const out = g.straps ? -STRAP_INSET * U : 0.04 * U + (shoulderSpread - 1) * 0.5 * U;
+    p = add(p, body.side, sign * out);
     if (scale.droppedShoulder) p = add(add(p, body.side, sign * 0.07 * U), body.down, 0.06 * U);
     return p;
   };
