@@ -170,7 +170,11 @@ export class WarpEngine implements Engine {
       const placement = placeGarment(garment, body, options);
       return folds(garment, placement) ? null : { garment, placement };
     };
-    const draw = (from: number): { rgb: Uint8Array; violations: Violation[]; level: number } => {
+    /**
+     * Drawn at a level of caution; `over`: each top or dress without sleeves is worn over the customer's own top
+     * (their sleeves, neckline and hem show where it does not cover) rather than replacing it.
+     */
+    const draw = (from: number, over: boolean): { rgb: Uint8Array; violations: Violation[]; level: number } => {
       const layers: PlacedLayer[] = [];
       const violations: Violation[] = [];
       let worst = from;
@@ -190,7 +194,8 @@ export class WarpEngine implements Engine {
           cutout.category === 'bottom' ? drawn : closeGaps(restOnShoulders(drawn, body, person), image, person, skin, body.unit);
         const skirt = cutout.category === 'bottom' && !cutout.landmarks.crotch;
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
-        layers.push({ layer, category: cutout.category, skirt, layered: placed.garment.landmarks.layered === true });
+        const layered = placed.garment.landmarks.layered === true || (over && sleeveless(cutout));
+        layers.push({ layer, category: cutout.category, skirt, layered });
       }
       const rgb = compose({ image, person, layers, skin, face: face?.oval, oldTopHem: bottomsOnly ? oldHem : null });
       const changedFace = faceViolation(image, rgb, person, face?.oval);
@@ -198,17 +203,25 @@ export class WarpEngine implements Engine {
       return { rgb, violations: [...violations, ...(changedFace ? [changedFace] : []), ...(old ? [old] : [])], level: worst };
     };
     // Every result passes the post-conditions (checks.ts); one that fails is placed again more cautiously, and
-    // refused when even the most cautious placement fails them.
-    let result = await stages.run('place and check', 'generating', 0.6, () => draw(0));
+    // refused when even the most cautious placement fails them. A top or dress without sleeves that leaves the
+    // customer's own top showing (a cami or a slip dress over a T-shirt: painting a chest and shoulders as skin looked
+    // worse than refusing) is then drawn worn over that top, as such layers are worn, and checked again.
+    let over = false;
+    let result = await stages.run('place and check', 'generating', 0.6, () => draw(0, over));
     const failed: Violation[] = [];
     while (result.violations.length > 0) {
       failed.push(...result.violations);
       if (result.level >= SAFER) {
+        if (!over && ordered.some(sleeveless) && failed.some((v) => v.check === 'old-clothing')) {
+          over = true;
+          result = await stages.run('place and check, worn over the top', 'generating', 0.6, () => draw(0, over));
+          continue;
+        }
         const details = [...new Set(failed.map((v) => v.detail))].join('; ');
         throw new EngineError('pose_unsupported', `the try-on failed its own checks, so it is not shown: ${details}`);
       }
       const level = result.level + 1;
-      result = await stages.run(`place and check, caution ${level}`, 'generating', 0.6 + 0.1 * level, () => draw(level));
+      result = await stages.run(`place and check, caution ${level}`, 'generating', 0.6 + 0.1 * level, () => draw(level, over));
     }
 
     const photo = full ? await stages.run('read full photo', 'finishing', 0.84, () => full) : image;
@@ -252,6 +265,12 @@ export class WarpEngine implements Engine {
     if (this.cutouts.size > CUTOUT_CACHE) this.cutouts.delete(this.cutouts.keys().next().value!);
     return cutout;
   }
+}
+
+/** A top or dress with no sleeves found: a cami, a tank, a strapless or halter top, a slip dress. */
+function sleeveless(cutout: GarmentCutout): boolean {
+  const { category, landmarks } = cutout;
+  return (category === 'top' || category === 'dress') && !landmarks.leftSleeveEnd && !landmarks.rightSleeveEnd;
 }
 
 /** The cut-out without its sleeve ends: the spline then carries the sleeves as they lie. */
