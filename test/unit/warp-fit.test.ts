@@ -276,6 +276,33 @@ describe('placing a top on a body', () => {
     for (const x of [110, 130, 270, 290]) close(lineAt(line, x), straight(x), 1, `past the shoulders' tops at x ${x}`);
   });
 
+  test('a garment drawn at a quarter of its size shows a fine knit’s ribs as their mean, not as bands beating against the pixels', () => {
+    // 420 × 420 pixels of ribs one pixel tall, white and black in turn, drawn at 100 × 100 (1/4.2).
+    const side = 420;
+    const data = new Uint8Array(side * side * 4);
+    for (let y = 0; y < side; y++)
+      for (let x = 0; x < side; x++) data.set(y % 2 ? [0, 0, 0, 255] : [255, 255, 255, 255], (y * side + x) * 4);
+    const knit: GarmentCutout = { ...tee, image: { data, width: side, height: side, channels: 4 }, landmarks: {} };
+    const corners = [
+      { x: 0, y: 0 },
+      { x: side, y: 0 },
+      { x: 0, y: side },
+      { x: side, y: side },
+    ];
+    const placement = {
+      pieces: [{ pairs: corners.map((p) => ({ from: p, to: { x: 50 + p.x / 4.2, y: 50 + p.y / 4.2 } })) }],
+      bodyPolygon: null,
+    };
+    const layer = renderGarment(knit, placement, W, H);
+    // Inside the drawn square, away from its edges: every pixel near the ribs' mean grey.
+    let worst = 0;
+    for (let y = 60; y < 140; y++) {
+      for (let x = 60; x < 140; x++)
+        worst = Math.max(worst, Math.abs(layer.rgb[((y - layer.y0) * layer.width + x - layer.x0) * 3]! - 127.5));
+    }
+    assert.ok(worst < 40, `a pixel ${worst.toFixed(0)} levels off the mean grey`);
+  });
+
   test('a piece is cut along the outline it stays below anti-aliased: the row the line crosses is covered by its share below', () => {
     // The tee's solid body (x 50..149, y 20..229 of the cut-out) moved 100 pixels right and down, below a slanting line.
     const corners = [
