@@ -4,7 +4,9 @@
  * map (body → garment: a thin-plate spline, or a sleeve's map along the
  * arm's bones, sleeve.ts; evaluated on a 4-pixel grid and interpolated)
  * says which garment pixel lands there; colour and alpha are sampled
- * bilinearly with premultiplied alpha, so edges stay anti-aliased.
+ * bilinearly with premultiplied alpha, so edges stay anti-aliased, from
+ * the cut-out or, when it is drawn at half its size or less, from a copy
+ * reduced to about the size it is drawn at.
  */
 import type { GarmentCutout, Point } from '../types.ts';
 import { ownedBy, type Piece, type Placement } from './place.ts';
