@@ -4,14 +4,13 @@
  * change keep the photo's full-resolution bytes, and the torso is the garment's. Skipped without ../shared's photos.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import sharp from 'sharp';
 import type { EngineRequest } from '../../server/engines/types.ts';
-import { WarpEngine } from '../../server/engines/warp/engine.ts';
 import { readRawImage } from '../../server/vision/person.ts';
+import { warpEngineForSuite } from '../helpers/warp-engine.ts';
 
 const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures');
 const PERSON = join(FIXTURES, 'people', 'generated_model_1.png');
@@ -19,15 +18,7 @@ const TOP = join(FIXTURES, 'garments', 'upper_viton_00055_00.jpg');
 const HAVE_PHOTOS = [PERSON, TOP].every((file) => existsSync(file));
 
 describe('a phone-sized photo through the warp engine', { skip: HAVE_PHOTOS ? false : 'no ../shared/fixtures photos' }, () => {
-  const work = mkdtempSync(join(tmpdir(), 'fittingroom-large-test-'));
-  const engine = new WarpEngine();
-  before(async () => {
-    await engine.load();
-  });
-  after(async () => {
-    await engine.dispose();
-    rmSync(work, { recursive: true, force: true });
-  });
+  const { engine, work } = warpEngineForSuite('fittingroom-large-test-');
   /** The fixture top on `selfie`, as JPEG (the API's default). */
   const tryOn = (selfie: EngineRequest['selfie']) =>
     engine.run(

@@ -4,14 +4,13 @@
  * shirt, whose sleeves keep their bytes. Skipped without ../shared's wide photos.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { EngineRequest } from '../../server/engines/types.ts';
-import { WarpEngine } from '../../server/engines/warp/engine.ts';
 import { PersonAnalyzer, readRawImage } from '../../server/vision/person.ts';
 import { POSE } from '../../server/vision/types.ts';
+import { warpEngineForSuite } from '../helpers/warp-engine.ts';
 
 const WIDE = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'wide');
 const PERSON = join(WIDE, 'people', 'omnitry_person_tie.jpg');
@@ -19,15 +18,7 @@ const CAMI = join(WIDE, 'garments', 'ootd_garment_048769_1.jpg');
 const HAVE_PHOTOS = [PERSON, CAMI].every((file) => existsSync(file));
 
 describe('a strappy top over a long-sleeved shirt', { skip: HAVE_PHOTOS ? false : 'no ../shared/fixtures/wide photos' }, () => {
-  const work = mkdtempSync(join(tmpdir(), 'fittingroom-layered-test-'));
-  const engine = new WarpEngine();
-  before(async () => {
-    await engine.load();
-  });
-  after(async () => {
-    await engine.dispose();
-    rmSync(work, { recursive: true, force: true });
-  });
+  const { engine, work } = warpEngineForSuite('fittingroom-layered-test-');
 
   test('is drawn worn over the shirt: the shirt’s sleeves keep their bytes, the chest is the cami’s', async () => {
     const photo = await readRawImage(PERSON);
