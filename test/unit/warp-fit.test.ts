@@ -175,6 +175,20 @@ describe('placing a top on a body', () => {
     assert.ok(t > 0.2 && t < 1, `a short sleeve ends on the upper arm (t = ${t.toFixed(2)})`);
   });
 
+  test('a dress longer than its wearer ends at the ankles; a top, or a dress that ends above them, keeps its length', () => {
+    const dress = { ...tee, category: 'dress' as const };
+    const hemY = (garment: typeof tee, floor: number | null): number =>
+      placeGarment(garment, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false, floor }).pieces[0]!.pairs.find(
+        (p) => p.from === garment.landmarks.leftHem,
+      )!.to.y;
+    const free = hemY(dress, null);
+    // The ankles 60 pixels above where the hem would fall (the shoulders at y 150, the body upright).
+    const floor = free - 150 - 60;
+    close(hemY(dress, floor), 150 + floor, 1, 'the hem at the ankles');
+    close(hemY(tee, floor), hemY(tee, null), 1e-6, 'a top');
+    close(hemY(dress, free - 150 + 40), free, 1e-6, 'ankles below the hem');
+  });
+
   test('a strap’s top lies on the shoulder, in from its joint; a sleeved top’s shoulder just outside it', () => {
     const { leftSleeveEnd: _l, rightSleeveEnd: _r, sleeveHalfWidth: _h, ...sleeveless } = tee.landmarks;
     const cami = { ...tee, landmarks: { ...sleeveless, straps: true } };

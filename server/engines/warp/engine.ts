@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import sharp from 'sharp';
 import { PersonAnalyzer, readRawImage } from '../../vision/person.ts';
 import { analyseCustomer } from '../person.ts';
-import type { RawImage } from '../../vision/types.ts';
+import { POSE, type RawImage } from '../../vision/types.ts';
 import {
   EngineError,
   type CreateEngine,
@@ -26,7 +26,7 @@ import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
 import { CORE_RADIUS2, compose, type PlacedLayer } from './composite/compose.ts';
 import { limbPaint } from './composite/limbs.ts';
-import { bodyFrame } from './fit/body.ts';
+import { bodyFrame, dot, sub } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { restOnShoulders } from './fit/drape.ts';
@@ -154,6 +154,10 @@ export class WarpEngine implements Engine {
     // Where the customer's own sleeves end: a new sleeve a little shorter is drawn down to it.
     const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
     const sleeveEnds = limbs ? [limbs.sleeveEnd(0), limbs.sleeveEnd(1)] : null;
+    // A dress ends no lower than the ankles, where both are seen in the photo.
+    const ankles = [person.landmarks[POSE.leftAnkle]!, person.landmarks[POSE.rightAnkle]!];
+    const seen = ankles.every((a) => a.visibility >= 0.5 && a.x >= 0 && a.y >= 0 && a.x < image.width && a.y < image.height);
+    const floor = seen ? (dot(sub(ankles[0]!, body.origin), body.down) + dot(sub(ankles[1]!, body.origin), body.down)) / 2 : null;
     /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {
       const options = {
@@ -165,6 +169,7 @@ export class WarpEngine implements Engine {
         coverFrom,
         clothed,
         sleeveEnds,
+        floor,
       };
       const garment = level > 1 ? withoutSleeves(cutout) : cutout;
       const placement = placeGarment(garment, body, options);

@@ -177,6 +177,11 @@ export interface PlaceOptions {
    * little shorter is drawn down to it, so the old sleeve does not show below it as a painted arm.
    */
   sleeveEnds?: readonly (Point | null)[] | null;
+  /**
+   * Depth below the shoulders (px) of the customer's ankles, when both are seen: a dress's hem goes no lower (a
+   * maxi dress longer than its wearer was drawn past the feet, over the shoes).
+   */
+  floor?: number | null;
 }
 
 export function placeGarment(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
@@ -272,8 +277,13 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   const hemDepth = g.leftHem && g.rightHem ? depthOf(gf, mid(g.leftHem, g.rightHem)) * lengthUnit * lengthFactor : 0;
   const cover = options.coverTo ?? 0;
   const longest = hemDepth * Math.max(1, U / lengthUnit) * LENGTHEN;
+  const floor = options.floor ?? Infinity;
   const stretch =
-    cutout.category === 'top' && !options.tucked && hemDepth > 0 && cover > hemDepth && cover <= longest ? cover / hemDepth : 1;
+    cutout.category === 'top' && !options.tucked && hemDepth > 0 && cover > hemDepth && cover <= longest
+      ? cover / hemDepth
+      : cutout.category === 'dress' && hemDepth > floor
+        ? floor / hemDepth
+        : 1;
   for (const [p, sign] of [
     [g.leftHem, 1],
     [g.rightHem, -1],
