@@ -144,9 +144,24 @@ interface Reduced {
   factor: number;
 }
 
+/**
+ * The reduced copies made of each cut-out's pixels, by factor: a try-on draws its garment again at each level of
+ * caution, and a cached catalogue garment in every try-on, at much the same size.
+ */
+const reductions = new WeakMap<Uint8Array, Map<number, Reduced>>();
+
 function reduced(image: GarmentCutout['image'], factor: number): Reduced {
   const { data, width, height } = image;
   if (factor === 1) return { data, width, height, factor };
+  let copies = reductions.get(data);
+  if (!copies) reductions.set(data, (copies = new Map()));
+  let copy = copies.get(factor);
+  if (!copy) copies.set(factor, (copy = reduce(image, factor)));
+  return copy;
+}
+
+function reduce(image: GarmentCutout['image'], factor: number): Reduced {
+  const { data, width, height } = image;
   const w = Math.ceil(width / factor);
   const h = Math.ceil(height / factor);
   const out = new Uint8Array(w * h * 4);
