@@ -34,7 +34,7 @@ describe('warp post-conditions', () => {
     assert.deepEqual(layerViolations(placed, 'top', body, person), []);
     assert.equal(faceViolation(image, result, person), null);
     assert.equal(oldClothingViolation(image, result, person, skinModel(image, person), [{ layer: placed, category: 'top' }]), null);
-    assert.equal(poseViolation(person, body, ['top']), null);
+    assert.equal(poseViolation(person, body, [tee]), null);
   });
 
   test('face: a result that paints over the face and hair is caught', () => {
@@ -206,15 +206,32 @@ describe('warp post-conditions', () => {
     assert.equal(oldClothingViolation(image, Uint8Array.from(image.data), person, skin, trousers)?.check, 'old-clothing');
   });
 
-  test('pose: both forearms folded across the chest are refused, arms down are not', () => {
+  test('pose: both forearms folded across the chest are refused for a garment with sleeves, arms down are not', () => {
     const crossed = {
       ...person,
       landmarks: person.landmarks.map((p, k) =>
         k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
       ),
     };
-    assert.equal(poseViolation(crossed, bodyFrame(crossed), ['top'])?.check, 'pose');
-    assert.equal(poseViolation(crossed, bodyFrame(crossed), ['bottom', 'dress'])?.check, 'pose');
+    const bottom = { category: 'bottom' as const, landmarks: {} };
+    const teeDress = { ...tee, category: 'dress' as const };
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [tee])?.check, 'pose');
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [bottom, teeDress])?.check, 'pose');
+    assert.equal(poseViolation(person, body, [tee, bottom]), null);
+  });
+
+  test('pose: folded arms do not stop a top or dress without sleeves, drawn behind the forearms', () => {
+    const crossed = {
+      ...person,
+      landmarks: person.landmarks.map((p, k) =>
+        k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
+      ),
+    };
+    const { leftSleeveEnd: _l, rightSleeveEnd: _r, ...bare } = tee.landmarks;
+    const tank = { ...tee, landmarks: bare };
+    assert.ok(tee.landmarks.leftSleeveEnd && tee.landmarks.rightSleeveEnd);
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [tank]), null);
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [{ ...tank, category: 'dress' as const }]), null);
   });
 
   test('garment: a one-shoulder dress laid flat is refused; the drawn tee, and a worn top on a leaning model, are not', () => {
@@ -225,6 +242,38 @@ describe('warp post-conditions', () => {
     assert.equal(garmentViolation([{ ...oneShoulder, category: 'bottom' as const }]), null);
   });
 
+  test('folded arms: a forearm the layout gives to the torso stays in front of a top drawn behind it', () => {
+    // A bare forearm painted across the old top from the left elbow towards the crossed left wrist. The layout is the
+    // arms-down one, so its pixels are the torso's, as the coarse layout of real folded arms gave them.
+    const elbow = person.landmarks[POSE.leftElbow]!;
+    const wrist = { x: 165, y: 220 };
+    const folded = {
+      ...person,
+      landmarks: person.landmarks.map((p, k) =>
+        k === POSE.leftWrist ? { ...p, ...wrist } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
+      ),
+    };
+    const data = Uint8Array.from(image.data);
+    const bar: number[] = [];
+    for (let y = 200; y < 250; y++) {
+      for (let x = 175; x < 240; x++) {
+        const t = (x - wrist.x) / (elbow.x - wrist.x);
+        const d = Math.abs(y - (wrist.y + t * (elbow.y - wrist.y)));
+        if (d > 4) continue;
+        data.set(SKIN, (y * W + x) * 3);
+        if (d <= 2) bar.push(y * W + x);
+      }
+    }
+    assert.ok(bar.every((i) => person.layout.labels[i] === REGION.torso));
+    const painted = { ...image, data };
+    const layers = [{ layer: rectangle(140, 150, 260, 300), category: 'top' as const }];
+    const kept = (result: Uint8Array): number =>
+      bar.filter((i) => result[i * 3] === SKIN[0] && result[i * 3 + 1] === SKIN[1] && result[i * 3 + 2] === SKIN[2]).length;
+    assert.equal(kept(compose({ image: painted, person: folded, layers })), bar.length);
+    // Arms down, the same pixels are the torso's skin under the top (a bare chest it covers).
+    assert.ok(kept(compose({ image: painted, person, layers })) < bar.length / 2);
+  });
+
   test('pose: folded arms do not stop bottoms, which lie below them', () => {
     const crossed = {
       ...person,
@@ -232,6 +281,6 @@ describe('warp post-conditions', () => {
         k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
       ),
     };
-    assert.equal(poseViolation(crossed, bodyFrame(crossed), ['bottom']), null);
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [{ category: 'bottom' as const, landmarks: {} }]), null);
   });
 });

@@ -23,8 +23,8 @@
  * - before anything is drawn, the pose (no arms crossed over the chest for
  *   a top) and the garment (no one-shoulder top or dress).
  */
-import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
-import type { BodyFrame } from './fit/body.ts';
+import { REGION, type Mask, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
+import { armsFolded, type BodyFrame } from './fit/body.ts';
 import type { Layer } from './fit/render.ts';
 import type { GarmentCutout, WarpCategory } from './types.ts';
 import { squareFilter } from '../../kernel/raster.ts';
@@ -300,22 +300,23 @@ export function garmentViolation(garments: readonly Pick<GarmentCutout, 'categor
 }
 
 /**
- * Poses the engine cannot dress without a broken picture: both forearms folded across the chest when a top, dress
- * or jacket is asked for (drawn behind them it shows through in patches and its sleeves have nowhere to go).
- * Bottoms lie below the folded arms, so they are drawn. Null when the pose is fine for these garments.
+ * Poses the engine cannot dress without a broken picture: both forearms folded across the chest when a garment with
+ * sleeves is asked for above the waist (its sleeves have nowhere to go: drawn along the folded arms they were flat
+ * blocks). A top or dress without sleeves is drawn behind the folded forearms, and bottoms lie below them. Null when
+ * the pose is fine for these garments.
  */
-export function poseViolation(person: PersonAnalysis, body: BodyFrame, categories: readonly WarpCategory[]): Violation | null {
-  if (categories.every((c) => c === 'bottom')) return null;
-  const shoulderY = (body.shoulder.left.y + body.shoulder.right.y) / 2;
-  const hipY = (body.hip.left.y + body.hip.right.y) / 2;
-  const centreX = (body.shoulder.left.x + body.shoulder.right.x) / 2;
-  // Signed distance across the centre line towards the body's own side of that wrist (left: the image's right).
-  const crossed = (wrist: number, side: 1 | -1): boolean => {
-    const w = person.landmarks[wrist]!;
-    if (w.visibility < 0.5 || w.y < shoulderY || w.y > hipY) return false;
-    return side * (w.x - centreX) * Math.sign(body.side.x || 1) < -0.1 * body.unit;
-  };
-  if (crossed(POSE.leftWrist, 1) && crossed(POSE.rightWrist, -1))
+export function poseViolation(
+  person: PersonAnalysis,
+  body: BodyFrame,
+  garments: readonly Pick<GarmentCutout, 'category' | 'landmarks'>[],
+): Violation | null {
+  if (garments.every((g) => g.category === 'bottom' || sleeveless(g))) return null;
+  if (armsFolded(person, body))
     return { check: 'pose', detail: 'the arms are crossed over the body; photograph the customer with the arms down or at the sides' };
   return null;
+}
+
+/** A top or dress with no sleeves found: a cami, a tank, a strapless or halter top, a slip dress. */
+export function sleeveless({ category, landmarks }: Pick<GarmentCutout, 'category' | 'landmarks'>): boolean {
+  return (category === 'top' || category === 'dress') && !landmarks.leftSleeveEnd && !landmarks.rightSleeveEnd;
 }

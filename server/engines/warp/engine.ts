@@ -32,7 +32,15 @@ import { folds, renderGarment } from './fit/render.ts';
 import { restOnShoulders } from './fit/drape.ts';
 import { closeGaps } from './composite/gaps.ts';
 import { garmentScale } from './fit/sizing.ts';
-import { faceViolation, garmentViolation, layerViolations, oldClothingViolation, poseViolation, type Violation } from './checks.ts';
+import {
+  faceViolation,
+  garmentViolation,
+  layerViolations,
+  oldClothingViolation,
+  poseViolation,
+  sleeveless,
+  type Violation,
+} from './checks.ts';
 import { skinModel, skinModelFromMask } from './composite/colour.ts';
 import { FaceMesh, poseHeadBox } from '../../vision/face-mesh.ts';
 import { cutOutGarment } from './cutout/index.ts';
@@ -126,11 +134,7 @@ export class WarpEngine implements Engine {
     }
 
     const body = bodyFrame(person);
-    const pose = poseViolation(
-      person,
-      body,
-      garments.map((g) => g.category),
-    );
+    const pose = poseViolation(person, body, garments);
     if (pose) throw new EngineError('pose_unsupported', pose.detail);
     const cut = garmentViolation(garments);
     if (cut) throw new EngineError('pose_unsupported', cut.detail);
@@ -270,12 +274,6 @@ export class WarpEngine implements Engine {
     if (this.cutouts.size > CUTOUT_CACHE) this.cutouts.delete(this.cutouts.keys().next().value!);
     return cutout;
   }
-}
-
-/** A top or dress with no sleeves found: a cami, a tank, a strapless or halter top, a slip dress. */
-function sleeveless(cutout: GarmentCutout): boolean {
-  const { category, landmarks } = cutout;
-  return (category === 'top' || category === 'dress') && !landmarks.leftSleeveEnd && !landmarks.rightSleeveEnd;
 }
 
 /** The cut-out without its sleeve ends: the spline then carries the sleeves as they lie. */

@@ -28,11 +28,11 @@ import { insideConvex, segmentDistance2, skeleton, type Bone } from '../../../vi
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
 import { bareNeckline, bareUnderChin, wallAboveShoulders } from './neckline.ts';
-import { add, bodyFrame } from '../fit/body.ts';
+import { add, armsFolded, bodyFrame } from '../fit/body.ts';
 import { boxMean, components, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
-import { BARE, isSkin, isSkinAt, luma, shadedSkin, skinModel, type SkinModel } from './colour.ts';
+import { BARE, isSkin, isSkinAt, luma, shadedSkin, skinChroma, skinModel, type SkinModel } from './colour.ts';
 import { ARMS, HEAD_AND_HANDS } from './regions.ts';
 import { INSIDE, OUTSIDE, limbPaint, type LimbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
@@ -77,6 +77,8 @@ function oldHem(person: PersonAnalysis, depth: number): OldHem {
 }
 
 const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
+/** The bones of arms folded across the body that stay in front of a top or dress. */
+const FOLDED = new Set<number>([REGION.leftLowerArm, REGION.rightLowerArm, ...HANDS]);
 /** Bare skin in front of a garment is decided by majority within this radius (pixels): its edge is not ragged. */
 const FRONT_SMOOTHING = 2;
 /** Where more than this share of that square is in front, over bare skin, the garment fades out towards the majority. */
@@ -249,6 +251,9 @@ function removeOldClothing(
   const own: SkinModel = { ...skin, rgb: [...skin.rgb] };
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
   const centreCovered = coveredCentre(person, coverage, width, height);
+  // Arms folded across the body stay as they are: painted, their bones' shapes lie over each other and the torso, and
+  // the wall beside an elbow became skin-coloured blocks. (Only a garment without sleeves is drawn on them.)
+  const folded = armsFolded(person, bodyFrame(person));
   const walled = new Uint8Array(width * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -261,7 +266,7 @@ function removeOldClothing(
       const between = sheathed !== null && SHEATHABLE.has(label) && sheathed.between(i);
       // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
       // Beside a skirt, in the rows it covers, an old trouser leg is replaced too.
-      const limb = (kinds.upper && ARMS.has(label)) || (LEGS.has(label) && (kinds.legs || besideLeg)) || between;
+      const limb = (kinds.upper && ARMS.has(label) && !folded) || (LEGS.has(label) && (kinds.legs || besideLeg)) || between;
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
       const beside = sheathed !== null && sheathed.beside(label, x, y);
       const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.hips && label === REGION.hips) || beside;
@@ -1016,6 +1021,12 @@ function drawLayer(
     }
   }
   const inSleeve = (i: number): boolean => limbs !== null && limbs.onArm(i, where) && where.along < sleeveEnds[where.arm]! - SLEEVE_END * U;
+  // Forearms folded across the body lie in front of a top or dress drawn behind them (only one without sleeves is):
+  // the layout's coarse regions give parts of them to the torso, where the garment cut into them in shards.
+  const folded =
+    category !== 'bottom' && armsFolded(person, bodyFrame(person))
+      ? skeleton(person.landmarks).bones.filter((b) => FOLDED.has(b.region))
+      : [];
   // Where the garment may show: not over the head, hair or hands (`allowed`); over arms only as a sleeve or at the
   // shoulder caps, and not over bare skin or a kept top in front of it (`inFront`).
   const allowed = new Float32Array(lw * lh);
@@ -1045,8 +1056,17 @@ function drawLayer(
         inFront[o] = 1;
         continue;
       }
+      // Folded forearms and hands: skin by its chroma alone (a hand's back in shadow fails the face's skin test).
+      if (folded.some((b) => segmentDistance2(x0 + x + 0.5, y0 + y + 0.5, b) <= b.radius * b.radius)) {
+        const j = i * channels;
+        if (skinLike[o] === 1 || skinChroma(data[j]!, data[j + 1]!, data[j + 2]!)) {
+          inFront[o] = 1;
+          continue;
+        }
+      }
       const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
       if (!bare) continue;
+
       // New bottoms cover what lies beside an arm's shape and is far paler than its skin: cloth (cream trousers by a
       // dark-skinned arm) that passes the skin test.
       if (

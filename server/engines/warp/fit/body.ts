@@ -127,6 +127,21 @@ export function bodyFrame(person: PersonAnalysis): BodyFrame {
   };
 }
 
+/**
+ * Whether both forearms are folded across the body: each wrist seen between the shoulders' and the hips' heights, and
+ * past the body's centre line on the far side from its own shoulder by more than a tenth of the shoulder width.
+ */
+export function armsFolded(person: PersonAnalysis, body: BodyFrame): boolean {
+  const shoulderY = (body.shoulder.left.y + body.shoulder.right.y) / 2;
+  const hipY = (body.hip.left.y + body.hip.right.y) / 2;
+  const crossed = (wrist: number, towardsOwnSide: 1 | -1): boolean => {
+    const w = person.landmarks[wrist]!;
+    if (w.visibility < 0.5 || w.y < shoulderY || w.y > hipY) return false;
+    return towardsOwnSide * dot(sub(w, body.origin), body.side) < -0.1 * body.unit;
+  };
+  return crossed(POSE.leftWrist, 1) && crossed(POSE.rightWrist, -1);
+}
+
 /** The point `distance` pixels along a polyline from its first point; past either end it continues straight on. */
 export function alongPolyline(points: readonly Point[], distance: number): { point: Point; direction: Point } {
   let remaining = distance;
