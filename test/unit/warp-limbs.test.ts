@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { skinModel } from '../../server/engines/warp/composite/colour.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
-import { limbPaint } from '../../server/engines/warp/composite/limbs.ts';
+import { INSIDE, limbPaint } from '../../server/engines/warp/composite/limbs.ts';
 import { POSE, REGION } from '../../server/vision/types.ts';
 import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
 
@@ -233,4 +233,23 @@ test('an old sleeve ends where the arm turns bare across: at the drawn person’
   const bareLimbs = limbPaint(bare.image, bare.person, skinModel(bare.image, bare.person)!, 0.8);
   assert.equal(bareLimbs.sleeveEnd(0), null);
   assert.equal(bareLimbs.sleeveEnd(1), null);
+});
+
+test('a painted arm is as wide on either side of the elbow, wherever the layout puts the border between its regions', () => {
+  const { image, person } = syntheticPerson();
+  // The layout's border between the left upper and lower arm moved 10 rows below the elbow (275, 240).
+  const labels = Uint8Array.from(person.layout.labels);
+  for (let y = 240; y < 250; y++)
+    for (let x = 0; x < W; x++) if (labels[y * W + x] === REGION.leftLowerArm) labels[y * W + x] = REGION.leftUpperArm;
+  const moved = { ...person, layout: { ...person.layout, labels } };
+  const limbs = limbPaint(image, moved, skinModel(image, moved)!, 0.8);
+  // The shape's width in each row from 10 above the elbow to 20 below it (the arm runs nearly straight down there).
+  const widths: number[] = [];
+  for (let y = 230; y < 260; y++) {
+    let inside = 0;
+    for (let x = 240; x < 320; x++) if (limbs.shape[y * W + x] === INSIDE) inside++;
+    widths.push(inside);
+  }
+  for (let k = 1; k < widths.length; k++)
+    assert.ok(Math.abs(widths[k]! - widths[k - 1]!) <= 2, `the arm's width jumps from ${widths[k - 1]} to ${widths[k]} at row ${230 + k}`);
 });

@@ -312,12 +312,18 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
   const matte = person.matte.data;
   const isArm = new Uint8Array(256);
   LIMBS.forEach((limb) => (isArm[limb.upper] = isArm[limb.lower] = limb.arm ? 1 : 0));
+  // An arm is the union of its upper and lower arm's tapered shapes, whichever region the layout gives a pixel: the
+  // layout's border between them lies off the elbow, and a pixel past its own bone's end was measured to that end
+  // alone, so the painted arm's edge stepped in or out there.
   for (let y = 0, i = 0; y < height; y++) {
     for (let x = 0; x < width; x++, i++) {
       const region = labels[i]!;
       if (isArm[region] !== 1 || matte[i]! < 128) continue;
-      locate(x + 0.5, y + 0.5, region);
-      shape[i] = Math.round(OUTSIDE + (INSIDE - OUTSIDE) * place.inside);
+      const limb = LIMBS[limbOf[region]!]!;
+      locate(x + 0.5, y + 0.5, limb.upper);
+      const upper = place.inside;
+      locate(x + 0.5, y + 0.5, limb.lower);
+      shape[i] = Math.round(OUTSIDE + (INSIDE - OUTSIDE) * Math.max(upper, place.inside));
     }
   }
 
