@@ -253,3 +253,26 @@ test('a painted arm is as wide on either side of the elbow, wherever the layout 
   for (let k = 1; k < widths.length; k++)
     assert.ok(Math.abs(widths[k]! - widths[k - 1]!) <= 2, `the arm's width jumps from ${widths[k - 1]} to ${widths[k]} at row ${230 + k}`);
 });
+
+test('an arm painted with no bare skin to copy is rounded across its own width: darker towards its edges', () => {
+  const { image, person } = syntheticPerson();
+  // Long sleeves down to the wrists: no bare arm skin anywhere.
+  for (let i = 0; i < W * H; i++) {
+    const label = person.layout.labels[i]!;
+    const arm =
+      label === REGION.leftUpperArm || label === REGION.leftLowerArm || label === REGION.rightUpperArm || label === REGION.rightLowerArm;
+    if (arm && image.data[i * 3] === SKIN[0] && image.data[i * 3 + 1] === SKIN[1]) image.data.set(OLD_TOP, i * 3);
+  }
+  const out = compose({ image, person, layers: [{ layer: greyLayer(160, 150, 80, 150), category: 'top' }] });
+  // Across the left upper arm halfway down, from the shoulder (250, 150) to the elbow (275, 240).
+  const [dx, dy] = [25 / Math.hypot(25, 90), 90 / Math.hypot(25, 90)];
+  const at = (off: number): number[] => pixel(out, Math.round(262.5 + off * dy), Math.round(195 - off * dx));
+  const middle = luma(at(0));
+  assert.ok(distance(at(0), OLD_TOP) > 100, `the arm is painted: ${at(0)}`);
+  // The arm is about 10 pixels either side of its axis here.
+  for (const off of [-9, 9])
+    assert.ok(
+      luma(at(off)) < 0.9 * middle,
+      `near the edge (${off}) ${luma(at(off)).toFixed(0)} against ${middle.toFixed(0)} in the middle`,
+    );
+});

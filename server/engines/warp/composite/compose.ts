@@ -314,7 +314,10 @@ function removeOldClothing(
         if (limbs.cloned(x + 0.5, y + 0.5, label, own.rgb)) {
           [fr, fg, fb] = own.rgb;
         } else {
-          const round = limbs.lit(label) ? 1 : 1 - ROUNDNESS * limbSide(x + 0.5, y + 0.5);
+          // Rounded across an arm's painted shape: across its bone's core, wider than the arm, its edges were hardly
+          // darker (a flat tube).
+          const across = ARMS.has(label) ? limbs.across(x + 0.5, y + 0.5, label) : null;
+          const round = limbs.lit(label) ? 1 : 1 - ROUNDNESS * (across !== null ? across * across : limbSide(x + 0.5, y + 0.5));
           const model = limbs.colour(x + 0.5, y + 0.5, label, own.rgb) ? own : skin;
           // A striped or printed old sleeve's pattern is no shading: it fades out where the photo is textured.
           const shade = untextured(lum, width, height, x, y, shading[i]!);

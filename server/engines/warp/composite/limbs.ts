@@ -132,6 +132,8 @@ export interface LimbPaint {
   cloned(x: number, y: number, region: number, out: number[]): boolean;
   /** Whether a region's colours carry its light across it (an arm's do); else painted skin is rounded as on the face's. */
   lit(region: number): boolean;
+  /** Where a point of an arm region lies across the painted arm's shape: −1 and 1 at its edges (clamped). */
+  across(x: number, y: number, region: number): number;
   /** Whether a photo pixel (by index) is bare skin: skin-coloured over an area, as BARE says, not a speck. */
   bareAt(i: number): boolean;
   /**
@@ -406,6 +408,10 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
         }
       }
       return false;
+    },
+    across(x, y, region) {
+      locate(x, y, region);
+      return place.across;
     },
     lit(region) {
       const k = limbOf[region]!;
