@@ -272,6 +272,44 @@ describe('warp post-conditions', () => {
     assert.equal(kept(compose({ image: painted, person: folded, layers })), bar.length);
     // Arms down, the same pixels are the torso's skin under the top (a bare chest it covers).
     assert.ok(kept(compose({ image: painted, person, layers })) < bar.length / 2);
+    // A shadow across the forearm (grey: neither skin nor skin's chroma), seven columns wide, stays with it.
+    const SHADOW = [70, 70, 70];
+    const shadow: number[] = [];
+    for (const i of bar) if (i % W >= 205 && i % W < 212) shadow.push(i);
+    for (const i of shadow) data.set(SHADOW, i * 3);
+    const out = compose({ image: painted, person: folded, layers });
+    assert.ok(shadow.length > 0);
+    for (const i of shadow)
+      assert.deepEqual(Array.from(out.subarray(i * 3, i * 3 + 3)), SHADOW, `shadow at ${i % W}, ${Math.floor(i / W)}`);
+  });
+
+  test('folded arms: a garment without sleeves lies over an upper arm only near the shoulder', () => {
+    const folded = {
+      ...person,
+      landmarks: person.landmarks.map((p, k) =>
+        k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
+      ),
+    };
+    // Bare skin on the left upper arm round a quarter of the shoulders' width (100) from the left shoulder (250,
+    // 150); told at the pixels 24 to 29 from it, clear of the patch's edge (what is in front is taken by majority).
+    const data = Uint8Array.from(image.data);
+    const patch: number[] = [];
+    for (let y = 162; y < 184; y++)
+      for (let x = 258; x < 272; x++) if (person.layout.labels[y * W + x] === REGION.leftUpperArm) patch.push(y * W + x);
+    for (const i of patch) data.set(SKIN, i * 3);
+    const inner = new Set(patch);
+    const ring = patch.filter((i) => {
+      const [x, y] = [i % W, Math.floor(i / W)];
+      const d = Math.hypot(x - 250, y - 150);
+      return d >= 24 && d <= 29 && [-3, 3].every((o) => inner.has(i + o) && inner.has(i + o * W));
+    });
+    assert.ok(ring.length >= 10, `${ring.length} pixels to tell`);
+    const painted = { ...image, data };
+    const layers = [{ layer: rectangle(140, 150, 290, 300), category: 'top' as const }];
+    const bare = (out: Uint8Array): number => ring.filter((i) => out[i * 3] === SKIN[0] && out[i * 3 + 1] === SKIN[1]).length;
+    assert.equal(bare(compose({ image: painted, person: folded, layers })), ring.length);
+    // Arms down, that is the shoulder's cap, where a top's armhole may lie over the arm.
+    assert.equal(bare(compose({ image: painted, person, layers })), 0);
   });
 
   test('pose: folded arms do not stop bottoms, which lie below them', () => {

@@ -77,6 +77,14 @@ function oldHem(person: PersonAnalysis, depth: number): OldHem {
 }
 
 const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
+/** Gaps up to twice this many pixels wide between folded arms' skin in front of a garment are closed. */
+const FOLD_GAP = 4;
+/**
+ * With the arms folded, a garment (one without sleeves) lies over an upper arm only this near (squared, in shoulder
+ * widths) its shoulder: measured across the folded forearms, the chest is wider than it is, and the garment's sides
+ * were drawn over the upper arms.
+ */
+const FOLDED_CAP2 = 0.22 ** 2;
 /** The bones of arms folded across the body that stay in front of a top or dress. */
 const FOLDED = new Set<number>([REGION.leftLowerArm, REGION.rightLowerArm, ...HANDS]);
 /** Bare skin in front of a garment is decided by majority within this radius (pixels): its edge is not ragged. */
@@ -1084,8 +1092,8 @@ function drawLayer(
       if ((ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
         const px = x0 + x;
         const py = y0 + y;
-        if (label === REGION.neck || (!shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < capRadius2) && !inSleeve(i)))
-          inFront[o] = 1;
+        const cap = folded.length > 0 ? FOLDED_CAP2 * U * U : capRadius2;
+        if (label === REGION.neck || (!shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < cap) && !inSleeve(i))) inFront[o] = 1;
       }
       if (layer.insideBack?.[o] === 1) inFront[o] = 1;
     }
@@ -1095,6 +1103,19 @@ function drawLayer(
   // over the last stretch below the majority (FRONT_EDGE), so its edge against the neck or an arm in front is
   // anti-aliased, not a staircase of the layout's cells. Over old clothing it is cut at the majority: faded, it would
   // let the old top or sleeve under its edge show as a dark halo.
+  // Between folded forearms and hands, a sliver in shadow (neither skin by the face's test nor by its chroma) is no
+  // garment showing through: gaps narrower than FOLD_GAP inside the arms' bands are closed.
+  if (folded.length > 0) {
+    const front8 = new Uint8Array(lw * lh);
+    for (let k = 0; k < front8.length; k++) front8[k] = inFront[k]! > 0 ? 1 : 0;
+    const closed = squareFilter(squareFilter(front8, lw, lh, FOLD_GAP, true), lw, lh, FOLD_GAP, false);
+    for (let k = 0; k < closed.length; k++) {
+      if (!closed[k] || inFront[k]) continue;
+      const px = x0 + (k % lw) + 0.5;
+      const py = y0 + Math.floor(k / lw) + 0.5;
+      if (folded.some((b) => segmentDistance2(px, py, b) <= b.radius * b.radius)) inFront[k] = 1;
+    }
+  }
   const front = boxMean(inFront, lw, lh, FRONT_SMOOTHING);
   for (let k = 0; k < allowed.length; k++) {
     if (front[k]! >= 0.5) allowed[k] = 0;
