@@ -20,6 +20,7 @@ import type { GarmentCutout, GarmentLandmarks, Point, WarpCategory } from '../ty
 import { faintGarmentMatte, garmentMatte, type GarmentMatte } from './alpha.ts';
 import { closeLegStripes, combineMattes, openSlits, type SlitWindow } from './combine.ts';
 import { cutInsideBack, frontNeckline, insideBackMask, usualNeckline } from './inside-back.ts';
+import { coverLabel, findLabel } from './label.ts';
 import type { GarmentSegmenter } from './learned.ts';
 import { looksLikeOuterwear } from './closure.ts';
 import { categoryOf, lowerLandmarks, readSilhouette, upperLandmarks } from './silhouette.ts';
@@ -96,6 +97,8 @@ export async function cutOutGarment(image: RawImage, options: CutOutOptions): Pr
  */
 function withoutInsideBack(cutout: GarmentCutout): GarmentCutout {
   if (cutout.category === 'bottom') return cutout;
+  const label = findLabel(cutout.image, cutout.landmarks);
+  if (label) coverLabel(cutout.image, label);
   // A garment worn over a top shows that top through its neck opening, never its own inside back: where no front
   // neckline is seen, it is taken to be a round neck's.
   const neckline =
