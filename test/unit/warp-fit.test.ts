@@ -1390,6 +1390,24 @@ describe('gaps inside a garment', () => {
     assert.equal(at(140, 293).alpha, 0, 'a strip six rows high stays');
   });
 
+  test('a shorter strip between the body and a hanging arm is covered where it is thin; a block as short is not', () => {
+    // Rows 268–290, a fifth of a shoulder width: the old top reaches from the torso's side to the forearm (x ≈ 270).
+    const strip = (bodyEnd: number) => {
+      const { image: drawn, person: wearer } = syntheticPerson();
+      for (let y = 268; y < 290; y++)
+        for (let x = 246; wearer.matte.data[y * W + x] === 0; x++)
+          paintPatch(drawn, wearer, { x0: x, x1: x + 1, y0: y, y1: y + 1 }, OLD_TOP, REGION.torso);
+      const { layer, at } = blocks(100, 300, 200, 300, (x) => (x >= 146 && x < bodyEnd ? 'red' : false));
+      closeGaps(layer, drawn, wearer, skinModel(drawn, wearer), unit);
+      return at;
+    };
+    // The new top's body reaches x 266: the strip is 4 or 5 pixels wide, under a quarter of its height.
+    const thin = strip(266);
+    for (let x = 266; x < 269; x++) assert.equal(thin(x, 280).alpha, 1, `(${x}, 280) is covered`);
+    // It reaches x 256: 14 pixels wide, two thirds of its height.
+    assert.equal(strip(256)(260, 280).alpha, 0, 'a short wide block stays');
+  });
+
   test('the wall seen between the body and a hanging arm, inside the person’s matte, is a gap left open', () => {
     const { image: drawn, person: wearer } = syntheticPerson();
     // As above, but the matte takes in the wall between the old top (to x 257) and the forearm (from x ≈ 270).

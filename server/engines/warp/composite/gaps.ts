@@ -34,6 +34,11 @@ const TEXTURED = { deviation: 20, radius: 3 } as const;
 /** Old clothing between the body's edge and an arm is covered where it runs down at least this many shoulder widths. */
 const STRIP_ROWS = 0.25;
 /**
+ * A shorter strip is covered too where it runs down at least `rows` shoulder widths and `ratio` times its mean width:
+ * a thin slit beside a hanging arm (#36), not a block beside a bent one, which filled in steps.
+ */
+const SHORT_STRIP = { rows: 0.1, ratio: 4 } as const;
+/**
  * The wall past an arm is the mean of `sample` pixels; a run to the arm with `run` pixels in a row within `distance`
  * (RGB) of it is a gap between the arm and the body.
  */
@@ -93,7 +98,8 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
     }
     for (let o = 0; o < lw * lh; o++) {
       const id = label[o]!;
-      if (id < 0 || bottom[id]! - top[id]! + 1 < rows) continue;
+      const tall = id < 0 ? 0 : bottom[id]! - top[id]! + 1;
+      if (id < 0 || (tall < rows && !(tall >= SHORT_STRIP.rows * unit && tall >= SHORT_STRIP.ratio * (sizes[id]! / tall)))) continue;
       layer.rgb.copyWithin(o * 3, source[o]! * 3, source[o]! * 3 + 3);
       layer.alpha[o] = 1;
     }
