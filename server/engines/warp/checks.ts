@@ -21,7 +21,7 @@
  *   on the chest: such a picture is refused, not shown); a jacket or a
  *   knit vest is worn over it, and it may show below their hems;
  * - before anything is drawn, the pose (no arms crossed over the chest for
- *   a top) and the garment (no one-shoulder top or dress).
+ *   a garment with sleeves) and the garment (no one-shoulder top or dress).
  */
 import { REGION, type Mask, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
 import { armsFolded, type BodyFrame } from './fit/body.ts';

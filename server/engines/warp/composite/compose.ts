@@ -1077,7 +1077,6 @@ function drawLayer(
       }
       const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
       if (!bare) continue;
-
       // New bottoms cover what lies beside an arm's shape and is far paler than its skin: cloth (cream trousers by a
       // dark-skinned arm) that passes the skin test.
       if (
@@ -1098,11 +1097,6 @@ function drawLayer(
       if (layer.insideBack?.[o] === 1) inFront[o] = 1;
     }
   }
-  // What is in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority over a
-  // square of radius FRONT_SMOOTHING. The head and hands are never smoothed. Over bare skin the garment fades out
-  // over the last stretch below the majority (FRONT_EDGE), so its edge against the neck or an arm in front is
-  // anti-aliased, not a staircase of the layout's cells. Over old clothing it is cut at the majority: faded, it would
-  // let the old top or sleeve under its edge show as a dark halo.
   // Between folded forearms and hands, a sliver in shadow (neither skin by the face's test nor by its chroma) is no
   // garment showing through: gaps narrower than FOLD_GAP inside the arms' bands are closed.
   if (folded.length > 0) {
@@ -1116,6 +1110,11 @@ function drawLayer(
       if (folded.some((b) => segmentDistance2(px, py, b) <= b.radius * b.radius)) inFront[k] = 1;
     }
   }
+  // What is in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority over a
+  // square of radius FRONT_SMOOTHING. The head and hands are never smoothed. Over bare skin the garment fades out
+  // over the last stretch below the majority (FRONT_EDGE), so its edge against the neck or an arm in front is
+  // anti-aliased, not a staircase of the layout's cells. Over old clothing it is cut at the majority: faded, it would
+  // let the old top or sleeve under its edge show as a dark halo.
   const front = boxMean(inFront, lw, lh, FRONT_SMOOTHING);
   for (let k = 0; k < allowed.length; k++) {
     if (front[k]! >= 0.5) allowed[k] = 0;
