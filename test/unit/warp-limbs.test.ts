@@ -276,3 +276,21 @@ test('an arm painted with no bare skin to copy is rounded across its own width: 
       `near the edge (${off}) ${luma(at(off)).toFixed(0)} against ${middle.toFixed(0)} in the middle`,
     );
 });
+
+test('an old sleeve’s hem cut at a slant goes with the sleeve, though the arm is mostly bare across there', () => {
+  const { image, person } = syntheticPerson();
+  // The drawn person's left sleeve ends about 14 pixels down the forearm from the elbow (275, 240), near row 254. Its
+  // outer side reaches 4 rows further: the outer third of the arm's width (the drawn arm is 11 pixels either side of
+  // its bone), past the row where most of the arm is bare again.
+  const slant: number[] = [];
+  for (let y = 255; y < 259; y++) {
+    const axis = 275 + ((y - 240) * 10) / 80;
+    for (let x = Math.ceil(axis + 4); x <= Math.floor(axis + 10); x++) {
+      image.data.set(OLD_TOP, (y * W + x) * 3);
+      slant.push(y * W + x);
+    }
+  }
+  const out = compose({ image, person, layers: [{ layer: greyLayer(160, 150, 80, 150), category: 'top' }] });
+  const left = slant.filter((i) => distance(Array.from(out.subarray(i * 3, i * 3 + 3)), OLD_TOP) < 30);
+  assert.equal(left.length, 0, `${left.length} of the slanted hem's ${slant.length} pixels stay`);
+});

@@ -77,6 +77,8 @@ function oldHem(person: PersonAnalysis, depth: number): OldHem {
 }
 
 const HANDS = new Set<number>([REGION.leftHand, REGION.rightHand]);
+/** An old sleeve's hem reaches this many shoulder widths past where its arm turns bare across (limbs.ts). */
+const HEM_SLANT = 0.06;
 /** Gaps up to twice this many pixels wide between folded arms' skin in front of a garment are closed. */
 const FOLD_GAP = 4;
 /**
@@ -250,7 +252,7 @@ function removeOldClothing(
 ): void {
   if (!skin || (!kinds.upper && !kinds.hips)) return;
   const { width, height, channels, data } = image;
-  const { bones, torso } = skeleton(person.landmarks);
+  const { bones, torso, unit } = skeleton(person.landmarks);
   const labels = kinds.upper ? cuffsAsForearms(image, person, skin, bones) : person.layout.labels;
   const inCore = coreTest(bones, torso);
   const limbs = limbPaint(image, person, skin, CORE_RADIUS2);
@@ -294,7 +296,8 @@ function removeOldClothing(
       const paleBeside = beside && arm !== null;
       if (!besideLeg && !between && !paleBeside && isSkin(skin, r, g, b) && (arm === null || limbs.bareAt(i))) continue;
       // Across a bare stretch of the arm no old sleeve goes round it: what is not skin there lies beside it.
-      if (arm !== null && !paleBeside && limbs.bareSection(i)) continue;
+      // Just past the old sleeve's end its hem, cut at a slant or seen at an angle, still goes round part of the arm.
+      if (arm !== null && !paleBeside && limbs.bareSection(i) && !limbs.pastSleeveEnd(i, HEM_SLANT * unit)) continue;
       // On a leg only the old bottoms' cloth goes: below the ankle is the foot, and there and above it shoes and socks,
       // told from the cloth by colour, stay (painted, they were skin-coloured blobs on the shoes).
       if (LEGS.has(label) && !besideLeg && !between) {

@@ -165,6 +165,11 @@ export interface LimbPaint {
    * an arm.
    */
   sleeveEnd(arm: number): { x: number; y: number } | null;
+  /**
+   * Whether a photo pixel (by index) of an arm region lies past where its arm's old sleeve ends (sleeveEnd), by less
+   * than `reach` pixels along the arm: where a hem cut at a slant still goes round part of the arm.
+   */
+  pastSleeveEnd(i: number, reach: number): boolean;
 }
 
 /** The limbs' paint per person and skin model, found once for every compositing of a try-on. */
@@ -356,14 +361,24 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       for (let t = 0; t < start; t++) bareAbove += covered[t]!;
       if (bareAbove > SLEEVE_END.bare * start) return null;
       const { a, t } = boneAt(axes, limb, start * BARE_SECTION.step);
-      return { x: a.ax + a.dx * t, y: a.ay + a.dy * t };
+      return { x: a.ax + a.dx * t, y: a.ay + a.dy * t, along: start * BARE_SECTION.step };
     }
     return null;
   });
 
   return {
     shape,
-    sleeveEnd: (arm) => sleeveEnds[arm] ?? null,
+    sleeveEnd: (arm) => {
+      const end = sleeveEnds[arm];
+      return end ? { x: end.x, y: end.y } : null;
+    },
+    pastSleeveEnd(i, reach) {
+      const k = limbOf[labels[i]!]!;
+      const end = k < 0 ? null : sleeveEnds[k];
+      if (!end) return false;
+      const u = alongArm(axes, LIMBS[k]!, (i % width) + 0.5, Math.floor(i / width) + 0.5, labels[i]!);
+      return u >= end.along && u < end.along + reach;
+    },
     colour(x, y, region, out) {
       const k = limbOf[region]!;
       const bins = k < 0 ? null : colours[k];
