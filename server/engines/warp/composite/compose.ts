@@ -194,7 +194,9 @@ export function compose(input: ComposeInput): Uint8Array {
   const sheathed =
     bottoms.length > 0 ? sheathedBody(image, person, skin, layerCoverage(bottoms, width, height), oldColours, limbs, crotch) : null;
   const background = wallBehind(image, person);
-  removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours);
+  // Arms folded across the body: only a garment without sleeves is drawn on them (checks.ts), behind them.
+  const folded = armsFolded(person, bodyFrame(person));
+  removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours, folded);
   // A jacket or a vest is worn over a top, whose neckline shows in its opening: only other tops and dresses bare the neck.
   const necklines = layers.filter((l) => (l.category === 'top' || l.category === 'dress') && !l.layered);
   let underChin: Uint8Array | null = null;
@@ -210,7 +212,7 @@ export function compose(input: ComposeInput): Uint8Array {
     replaceWaistBand({ out, image, person, skin, coverage, torsoLength: bodyFrame(person).torsoLength, colours: oldColours });
   // New bottoms alone go under the old top, which is kept: its hem hangs over them.
   const hem = !kinds.upper && input.oldTopHem != null ? oldHem(person, input.oldTopHem) : null;
-  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin, oldColours, hem);
+  for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin, oldColours, hem, folded);
   return out;
 }
 
@@ -249,6 +251,7 @@ function removeOldClothing(
   sheathed: Sheath | null,
   background: Uint8Array,
   colours: OldColours | null,
+  folded: boolean,
 ): void {
   if (!skin || (!kinds.upper && !kinds.hips)) return;
   const { width, height, channels, data } = image;
@@ -261,9 +264,6 @@ function removeOldClothing(
   const own: SkinModel = { ...skin, rgb: [...skin.rgb] };
   const limbSide = sideOfLimb(bones.filter((bone) => ARMS.has(bone.region) || LEGS.has(bone.region)));
   const centreCovered = coveredCentre(person, coverage, width, height);
-  // Arms folded across the body stay as they are: painted, their bones' shapes lie over each other and the torso, and
-  // the wall beside an elbow became skin-coloured blocks. (Only a garment without sleeves is drawn on them.)
-  const folded = armsFolded(person, bodyFrame(person));
   const walled = new Uint8Array(width * height);
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
@@ -274,7 +274,9 @@ function removeOldClothing(
       const besideLeg = sheathed !== null && sheathed.legInside(label, y) && sheathed.beyond(x, y);
       // Between new trousers' legs, below their crotch: old clothing, or skin of a leg that is inside them.
       const between = sheathed !== null && SHEATHABLE.has(label) && sheathed.between(i);
-      // Limbs of the replaced kind: an old sleeve or trouser leg. Torso and hips: only loose clothing outside the body's core.
+      // Limbs of the replaced kind: an old sleeve or trouser leg (arms folded across the body stay as they are: painted,
+      // their bones' shapes lay over each other and the torso, and the wall beside an elbow became skin-coloured
+      // blocks). Torso and hips: only loose clothing outside the body's core.
       // Beside a skirt, in the rows it covers, an old trouser leg is replaced too.
       const limb = (kinds.upper && ARMS.has(label) && !folded) || (LEGS.has(label) && (kinds.legs || besideLeg)) || between;
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
@@ -947,6 +949,7 @@ function drawLayer(
   underChin: Uint8Array | null,
   oldColours: OldColours | null,
   hem: OldHem | null,
+  foldedArms: boolean,
 ): void {
   const { width, data, channels } = image;
   const { layer, category } = placed;
@@ -1037,10 +1040,7 @@ function drawLayer(
   const inSleeve = (i: number): boolean => limbs !== null && limbs.onArm(i, where) && where.along < sleeveEnds[where.arm]! - SLEEVE_END * U;
   // Forearms folded across the body lie in front of a top or dress drawn behind them (only one without sleeves is):
   // the layout's coarse regions give parts of them to the torso, where the garment cut into them in shards.
-  const folded =
-    category !== 'bottom' && armsFolded(person, bodyFrame(person))
-      ? skeleton(person.landmarks).bones.filter((b) => FOLDED.has(b.region))
-      : [];
+  const folded = category !== 'bottom' && foldedArms ? skeleton(person.landmarks).bones.filter((b) => FOLDED.has(b.region)) : [];
   // Where the garment may show: not over the head, hair or hands (`allowed`); over arms only as a sleeve or at the
   // shoulder caps, and not over bare skin or a kept top in front of it (`inFront`).
   const allowed = new Float32Array(lw * lh);
