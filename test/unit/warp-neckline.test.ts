@@ -203,6 +203,28 @@ test('a neckline’s edge over bare skin below the neck is anti-aliased, not a s
   }
 });
 
+test('a top cut round the bare neck follows a rounded outline, not the layout’s shelf where the neck widens', () => {
+  const { image, person } = syntheticPerson();
+  // Bare skin over the neck and below it; a dark layer over all of it.
+  for (let y = 110; y < 175; y++) for (let x = 160; x < 241; x++) image.data.set(SKIN, (y * W + x) * 3);
+  // The layout's neck is 19 pixels wide down to row 139, then 36 from row 140, narrowing to its lower end.
+  assert.notEqual(person.layout.labels[139 * W + 187], REGION.neck);
+  assert.equal(person.layout.labels[140 * W + 187], REGION.neck);
+  const layer = greyLayer(160, 110, 81, 65);
+  layer.rgb.fill(40);
+  const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin: skinModel(image, person) });
+  // Row by row, where the skin begins on the left: across the shelf it jumped 7 pixels from one row to the next.
+  const half = (40 + SKIN[0]) / 2;
+  const edges: number[] = [];
+  for (let y = 125; y < 156; y++) {
+    let x = 160;
+    while (x < 200 && out[(y * W + x) * 3]! < half) x++;
+    edges.push(x);
+  }
+  const jumps = edges.slice(1).map((e, k) => Math.abs(e - edges[k]!));
+  assert.ok(Math.max(...jumps) <= 3, `the neck's edge by row: ${edges.join(' ')}`);
+});
+
 test('a bare forearm’s edge in front of a garment is anti-aliased too, over its own skin', () => {
   const { image, person } = syntheticPerson();
   // A dark layer over the left forearm (bare, about x 271..293), as a garment's body it hangs in front of.

@@ -89,6 +89,8 @@ const FOLD_GAP = 4;
 const FOLDED_CAP2 = 0.22 ** 2;
 /** The bones of arms folded across the body that stay in front of a top or dress. */
 const FOLDED = new Set<number>([REGION.leftLowerArm, REGION.rightLowerArm, ...HANDS]);
+/** The layout's neck region is smoothed over this radius (pixels, twice) before a garment is cut round it. */
+const NECK_SMOOTHING = 3;
 /** Bare skin in front of a garment is decided by majority within this radius (pixels): its edge is not ragged. */
 const FRONT_SMOOTHING = 2;
 /** Where more than this share of that square is in front, over bare skin, the garment fades out towards the majority. */
@@ -1041,6 +1043,11 @@ function drawLayer(
   // Forearms folded across the body lie in front of a top or dress drawn behind them (only one without sleeves is):
   // the layout's coarse regions give parts of them to the torso, where the garment cut into them in shards.
   const folded = category !== 'bottom' && foldedArms ? skeleton(person.landmarks).bones.filter((b) => FOLDED.has(b.region)) : [];
+  // The layout's neck, its stair-stepped edges rounded off: a garment's neckline cut round it followed the steps (#40).
+  const neckLabel = new Float32Array(lw * lh);
+  for (let o = 0; o < neckLabel.length; o++)
+    neckLabel[o] = labels[(y0 + Math.floor(o / lw)) * width + x0 + (o % lw)] === REGION.neck ? 1 : 0;
+  const neck = boxMean(boxMean(neckLabel, lw, lh, NECK_SMOOTHING), lw, lh, NECK_SMOOTHING);
   // Where the garment may show: not over the head, hair or hands (`allowed`); over arms only as a sleeve or at the
   // shoulder caps, and not over bare skin or a kept top in front of it (`inFront`).
   const allowed = new Float32Array(lw * lh);
@@ -1091,11 +1098,12 @@ function drawLayer(
         continue;
       // Bare arms and neck stay in front of the garment's body (not of its sleeves, nor at the shoulder caps), and
       // bare skin anywhere in front of its inside back, seen through its neck opening.
-      if ((ARMS.has(label) || label === REGION.neck) && (layer.sleeve[o] === 0 || label === REGION.neck)) {
+      if (neck[o]! >= 0.5) inFront[o] = 1;
+      else if (ARMS.has(label) && layer.sleeve[o] === 0) {
         const px = x0 + x;
         const py = y0 + y;
         const cap = folded.length > 0 ? FOLDED_CAP2 * U * U : capRadius2;
-        if (label === REGION.neck || (!shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < cap) && !inSleeve(i))) inFront[o] = 1;
+        if (!shoulders.some((s) => (px - s.x) ** 2 + (py - s.y) ** 2 < cap) && !inSleeve(i)) inFront[o] = 1;
       }
       if (layer.insideBack?.[o] === 1) inFront[o] = 1;
     }
