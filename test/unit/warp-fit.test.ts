@@ -447,6 +447,24 @@ describe('placing a top on a body', () => {
     assert.equal(seamTarget(seamed(62)), undefined, 'a V 0.42 of the tee deep is not pinned');
   });
 
+  test('a top’s sides widen to the clothes worn under them, where bare arms end them, at most 1.25 times', () => {
+    /** How far from the centre line the wearer's left hem corner lands. */
+    const hemSide = (clothed: ClothedWidth | null): number => {
+      const pairs = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false, clothed }).pieces[0]!
+        .pairs;
+      return Math.abs(pairs.find((q) => q.from === tee.landmarks.leftHem)!.to.x - body.origin.x);
+    };
+    // Arms hanging close to the body take its sides in the layout: the old top reaches 15 % further on the wearer's
+    // left (image right), and nothing is told on the other side.
+    const wider =
+      (k: number): ClothedWidth =>
+      (depth) => ({ left: body.halfWidth(depth).left * k, right: 0 });
+    const [plain, widened] = [hemSide(null), hemSide(wider(1.15))];
+    assert.ok(widened > plain + 3, `the left hem ${widened.toFixed(1)} from the centre, ${plain.toFixed(1)} by the layout alone`);
+    const [capped, most] = [hemSide(wider(2)), hemSide(wider(1.25))];
+    close(capped, most, 1e-6, 'at most 1.25 times');
+  });
+
   test('a hem a little above where the old top ends is drawn down to it; one far above it, or a jacket’s, is not', () => {
     const hemY = (coverTo: number | null, category: GarmentCutout['category'] = 'top'): number => {
       const placed = placeGarment({ ...tee, category }, body, {

@@ -150,11 +150,11 @@ export class WarpEngine implements Engine {
     const bottomsOnly = garments.every((g) => g.category === 'bottom');
     const oldHem = bottomsOnly || garments.some((g) => g.category === 'top') ? oldTopHem(image, person, body, skin) : null;
     const coverTo = oldHem === null ? null : oldHem + HEM_SPARE * body.torsoLength;
-    // Where the customer's own bottoms begin, and how wide the clothes are at the waist, which new bottoms cover (the
-    // layout's waist is narrower where arms hang by it).
+    // Where the customer's own bottoms begin, and how wide their clothes are, which new garments cover (the layout's
+    // body is narrower where arms hang by it).
     const bottoms = garments.some((g) => g.category === 'bottom');
     const coverFrom = bottoms ? oldBottomsTop(image, person, body, skin) : null;
-    const clothed = skin && bottoms ? clothedWidth(image, person, body, skin) : null;
+    const clothed = skin ? clothedWidth(image, person, body, skin) : null;
     // Where the customer's own sleeves end: a new sleeve a little shorter is drawn down to it.
     const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
     const sleeveEnds = limbs ? [limbs.sleeveEnd(0), limbs.sleeveEnd(1)] : null;

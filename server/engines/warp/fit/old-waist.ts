@@ -4,10 +4,11 @@
  * Clothes that run on to the wall tell nothing: a sleeve hanging against
  * the waist is the same white as the shirt. The body's own width (body.ts) is measured from the layout's
  * labels, which give the pixels nearest an arm's bone to the arm: where the
- * arms hang close to the waist, the waist measured so is narrower than the
- * clothes worn there, and new bottoms placed to it leave the old ones
- * showing at their sides (#75, #78, #99 of the wide set). Bottoms are
- * widened towards this width (place.ts), never past a share of the body's.
+ * arms hang close to the body, the body measured so is narrower than the
+ * clothes worn there, and new garments placed to it leave the old ones
+ * showing at their sides (bottoms: #75, #78, #99 of the wide set; tops on a
+ * broad body: #52). New garments are widened towards this width (place.ts),
+ * never past a share of the body's.
  */
 import type { PersonAnalysis, RawImage } from '../../../vision/types.ts';
 import { BARE, isSkin, type SkinModel } from '../composite/colour.ts';

@@ -63,8 +63,8 @@ export interface Placement {
 const WAIST_DEPTH = 0.86;
 /** A skirt's waistband, at the natural waist: about a third of the way up from the hip joints to the shoulders. */
 const SKIRT_WAIST_DEPTH = 0.7;
-/** A bottom's waistband is widened to the clothes worn at the waist by at most this factor of the layout's width. */
-const CLOTHED_WAIST = 1.25;
+/** A garment is widened to the clothes worn under it by at most this factor of the layout's width. */
+const CLOTHED_WIDTH = 1.25;
 
 /**
  * A top's hem is drawn down to the customer's own top's by at most this factor of its depth below the shoulders (of
@@ -170,7 +170,7 @@ export interface PlaceOptions {
    * waistband would sit lower are drawn up to it, so the old waistband does not show above theirs.
    */
   coverFrom?: number | null;
-  /** How wide the customer's clothes are at a depth (old-waist.ts): new bottoms are widened towards it. */
+  /** How wide the customer's clothes are at a depth (old-waist.ts): new garments are widened towards it. */
   clothed?: ClothedWidth | null;
   /**
    * Where the customer's own sleeves end on their arms, the wearer's left arm's first (limbs.ts). A new sleeve a
@@ -243,7 +243,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     if (!p) return null;
     let depth = depthOf(gf, p) * lengthUnit * lengthFactor * stretch;
     if (options.tucked) depth = Math.min(depth, body.torsoLength * WAIST_DEPTH);
-    const measured = body.halfWidth(depth);
+    const measured = clothedHalfWidth(body, depth, options.clothed ?? null);
     const half = Math.max(Math.min((sign > 0 ? measured.left : measured.right) * ease, maxHalf), minHalf);
     return add(add(body.origin, body.down, depth), body.side, sign * half);
   };
@@ -469,14 +469,14 @@ function openFront(pairs: ControlPair[], gf: Frame, body: BodyFrame): Piece[] {
 }
 
 /**
- * The body's half-widths at a bottom's waistband: the layout's, widened to the clothes worn there where they reach
- * further (arms hanging close to the waist take pixels of it in the layout), at most CLOTHED_WAIST times.
+ * The body's half-widths at a depth: the layout's, widened to the clothes worn there where they reach further (arms
+ * hanging close to the body take pixels of it in the layout), at most CLOTHED_WIDTH times.
  */
-function waistHalfWidth(body: BodyFrame, depth: number, clothed: ClothedWidth | null): { left: number; right: number } {
+function clothedHalfWidth(body: BodyFrame, depth: number, clothed: ClothedWidth | null): { left: number; right: number } {
   const measured = body.halfWidth(depth);
   if (!clothed) return measured;
   const worn = clothed(depth);
-  const widen = (own: number, clothes: number): number => Math.max(own, Math.min(clothes, own * CLOTHED_WAIST));
+  const widen = (own: number, clothes: number): number => Math.max(own, Math.min(clothes, own * CLOTHED_WIDTH));
   return { left: widen(measured.left, worn.left), right: widen(measured.right, worn.right) };
 }
 
@@ -491,7 +491,7 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
   const ownDepth = body.torsoLength * (g.crotch ? WAIST_DEPTH : SKIRT_WAIST_DEPTH);
   const waistDepth = Math.min(ownDepth, options.coverFrom ?? Infinity);
   const raised = ownDepth - waistDepth;
-  const measured = waistHalfWidth(body, ownDepth, options.clothed ?? null);
+  const measured = clothedHalfWidth(body, ownDepth, options.clothed ?? null);
   const waistCentre = add(body.origin, body.down, waistDepth);
   const waistL = add(waistCentre, body.side, measured.left * ease);
   const waistR = add(waistCentre, body.side, -measured.right * ease);
