@@ -213,7 +213,7 @@ test('a top cut round the bare neck follows a rounded outline, not the layout’
   const layer = greyLayer(160, 110, 81, 65);
   layer.rgb.fill(40);
   const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin: skinModel(image, person) });
-  // Row by row, where the skin begins on the left: across the shelf it jumped 7 pixels from one row to the next.
+  // Row by row, where the skin begins on the left: across the shelf it jumped 5 pixels from one row to the next.
   const half = (40 + SKIN[0]) / 2;
   const edges: number[] = [];
   for (let y = 125; y < 156; y++) {
