@@ -411,6 +411,17 @@ describe('placing a top on a body', () => {
     assert.ok(alphaAt(272, 260) > 0.5, 'the forearm is covered');
     assert.ok(alphaAt(296, 290) < 0.5, 'nothing hangs straight down from the elbow');
     assert.ok(alphaAt(335, 232) < 0.5, 'nothing stands out past the elbow');
+    // Round the outside of the elbow the sleeve's edge is an arc, ray by ray from the joint: in 4-pixel steps where a
+    // grid cell reached past the fan, and notched where points past the joint flipped to the sleeve's inner side.
+    const reach: number[] = [];
+    for (let degrees = -60; degrees <= 60; degrees += 3) {
+      const [dx, dy] = [Math.cos((degrees * Math.PI) / 180), Math.sin((degrees * Math.PI) / 180)];
+      let r = 0;
+      while (r < 80 && alphaAt(Math.round(300 + dx * (r + 1)), Math.round(230 + dy * (r + 1))) >= 0.5) r++;
+      reach.push(r);
+    }
+    const jumps = reach.slice(1).map((r, k) => Math.abs(r - reach[k]!));
+    assert.ok(Math.max(...jumps) <= 2, `the elbow's edge from the joint, every 3 degrees: ${reach.join(' ')}`);
     // The sleeve's inner part lay over the body in the photo; on the arm it is sleeve all the same (bare skin in front
     // of a garment's body would show through it as holes).
     const sleeves = renderGarment(longSleeved, { ...placement, pieces: placement.pieces.filter((p) => p.skeleton) }, W, H);

@@ -10,7 +10,7 @@
  */
 import type { GarmentCutout, Point } from '../types.ts';
 import { ownedBy, type Piece, type Placement } from './place.ts';
-import { skeletonForward, skeletonInverse } from './sleeve.ts';
+import { NOWHERE, skeletonForward, skeletonInverse, type PointMap } from './sleeve.ts';
 import { fitThinPlateSpline, mappingGrid, type MappingGrid } from './tps.ts';
 
 /** A garment drawn in the person's frame, over the box [x0, x0 + width) × [y0, y0 + height). */
@@ -131,7 +131,7 @@ export function renderGarment(cutout: GarmentCutout, placement: Placement, photo
           SMOOTHING,
         );
     const grid = mappingGrid(inverse, box.x0, box.y0, box.x1 - box.x0, box.y1 - box.y0, GRID_STEP);
-    drawPiece(layer, cutout, source, grid, box, inBody, piece);
+    drawPiece(layer, cutout, source, grid, box, inBody, piece, piece.skeleton ? inverse : null);
   });
   return layer;
 }
@@ -207,6 +207,7 @@ function drawPiece(
   box: { x0: number; y0: number; x1: number; y1: number },
   inBody: Uint8Array | null,
   piece: Piece,
+  exact: PointMap | null,
 ): void {
   const { below } = piece;
   // The outline a piece stays below, its y at each column of the box (photo pixels).
@@ -232,8 +233,15 @@ function drawPiece(
       // The share of the pixel's row below the outline: the cut along it is anti-aliased.
       const under = lineY && (px < freeFrom || px > freeTo) ? Math.min(1, py + 1 - lineY[px - box.x0]!) : 1;
       if (under <= 0) continue;
-      const sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
-      const sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
+      let sx = (grid.x[i00]! * (1 - tx) + grid.x[i10]! * tx) * (1 - ty) + (grid.x[i01]! * (1 - tx) + grid.x[i11]! * tx) * ty;
+      let sy = (grid.y[i00]! * (1 - tx) + grid.y[i10]! * tx) * (1 - ty) + (grid.y[i01]! * (1 - tx) + grid.y[i11]! * tx) * ty;
+      // A sleeve's map ends round a bent elbow (its fan): a grid cell with a corner past that end is mapped pixel by
+      // pixel, or the whole cell was left out and the fan's edge came out in 4-pixel steps (#98).
+      if (exact && Math.min(grid.x[i00]!, grid.x[i10]!, grid.x[i01]!, grid.x[i11]!) <= NOWHERE.x) {
+        const p = exact.map(px, py);
+        sx = p.x;
+        sy = p.y;
+      }
       if (!ownedBy(piece, sx, sy)) continue;
       // Bilinear sample at the garment position in the source (pixel centres at +0.5), premultiplied.
       const fx = sx / factor - 0.5;

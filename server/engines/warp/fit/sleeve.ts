@@ -44,11 +44,12 @@ export interface Skeleton {
 
 /**
  * Round a bent elbow the sleeve reaches this many of its half-widths (at its end) from the joint: a sleeve is often
- * wider at the elbow than at its cuff, and 1.25 left a notch of backdrop there (#72).
+ * wider at the elbow than at its cuff, and 1.25 left a notch of backdrop there (#72), 1.6 a step where the fan met the
+ * wider sleeve (#13, #28, #34, #64). Past the sleeve's own edge the fan maps outside its cloth, which draws nothing.
  */
-const FAN = 1.6;
+const FAN = 2.5;
 /** A cut-out point no garment is at. */
-const NOWHERE: Point = { x: -1e6, y: -1e6 };
+export const NOWHERE: Point = { x: -1e6, y: -1e6 };
 
 const normal = (d: Point, sign: 1 | -1): Point => ({ x: -d.y * sign, y: d.x * sign });
 
@@ -110,9 +111,14 @@ export function skeletonInverse(s: Skeleton): PointMap {
       if (distance < best) {
         best = distance;
         at = offsets[i]! + t;
-        // Past a bone's end (round the outside of a bent elbow) the distance is to the joint itself.
-        side = Math.sign(dot(d, normal(seg.direction, s.outwardB))) * distance;
         past = t !== free;
+        // Past a bone's end (round the outside of a bent elbow) the distance is to the joint itself, on the bend's
+        // outer side: told from this bone's normal alone, points beyond a sharp bend (a hand on the hip) flipped to
+        // the inner side and back, and the fan's edge came out sawtoothed (#98).
+        const joint = !past ? -1 : t === 0 ? i - 1 : i;
+        const outer = joint < 0 ? null : sub(segments[joint]!.direction, segments[joint + 1]!.direction);
+        const towards = outer && len(outer) > 1e-6 ? outer : d;
+        side = Math.sign(dot(towards, normal(seg.direction, s.outwardB))) * distance;
       }
     });
     if (past && best > fan) return NOWHERE;
