@@ -411,8 +411,9 @@ describe('placing a top on a body', () => {
     assert.ok(alphaAt(272, 260) > 0.5, 'the forearm is covered');
     assert.ok(alphaAt(296, 290) < 0.5, 'nothing hangs straight down from the elbow');
     assert.ok(alphaAt(335, 232) < 0.5, 'nothing stands out past the elbow');
-    // Round the outside of the elbow the sleeve's edge is an arc, ray by ray from the joint: in 4-pixel steps where a
-    // grid cell reached past the fan, and notched where points past the joint flipped to the sleeve's inner side.
+    // Round the outside of the elbow the sleeve's edge is an arc, ray by ray from the joint. It stepped 5 pixels in
+    // where the fan, narrower than the sleeve, met it; and it came in 4-pixel steps where a grid cell reached past the
+    // fan, and notched where points past the joint flipped to the sleeve's inner side (#98).
     const reach: number[] = [];
     for (let degrees = -60; degrees <= 60; degrees += 3) {
       const [dx, dy] = [Math.cos((degrees * Math.PI) / 180), Math.sin((degrees * Math.PI) / 180)];
