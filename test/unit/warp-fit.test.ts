@@ -13,7 +13,7 @@ import { CORE_RADIUS2, compose } from '../../server/engines/warp/composite/compo
 import { OUTSIDE, limbPaint } from '../../server/engines/warp/composite/limbs.ts';
 import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
-import { bodyFrame, len, sub } from '../../server/engines/warp/fit/body.ts';
+import { bodyFrame, len, mid, sub } from '../../server/engines/warp/fit/body.ts';
 import { restOnShoulders, roundCorners } from '../../server/engines/warp/fit/drape.ts';
 import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
@@ -566,6 +566,42 @@ describe('placing trousers on a body', () => {
     // The wearer's left leg (image right) goes down the body's left leg.
     const leftHem = pieces[0]!.pairs.find((p) => p.from.x === 190 && p.from.y === 395)!.to;
     assert.ok(leftHem.x > 200 && leftHem.y > 450, `left hem at ${JSON.stringify(leftHem)}`);
+  });
+
+  test('a skirt keeps its own flare between waist and hem, whatever the legs do; trousers’ legs follow the legs', () => {
+    // Legs standing together: knees and ankles 10 pixels either side of the centre line.
+    const { person: together } = syntheticPerson();
+    const centreX = (together.landmarks[POSE.leftHip]!.x + together.landmarks[POSE.rightHip]!.x) / 2;
+    for (const [k, side] of [
+      [POSE.leftKnee, 1],
+      [POSE.leftAnkle, 1],
+      [POSE.rightKnee, -1],
+      [POSE.rightAnkle, -1],
+    ] as const)
+      together.landmarks[k] = { ...together.landmarks[k]!, x: centreX + side * 10 };
+    const frame = bodyFrame(together);
+    // An A-line skirt: 100 wide at the waistband, 180 at the hem.
+    const { crotch: _crotch, ...legs } = trousers().landmarks;
+    const skirt: GarmentCutout = {
+      ...trousers(),
+      landmarks: { ...legs, waistbandLeft: { x: 150, y: 5 }, waistbandRight: { x: 50, y: 5 } },
+    };
+    const pins = placeGarment(skirt, frame, options).pieces.flatMap((p) => p.pairs);
+    const pinOf = (from: Point): Point => pins.find((p) => p.from.x === from.x && p.from.y === from.y)!.to;
+    // The point halfway down the wearer's left half: between its hem's middle (150, 395) and (125, 5), halfway from
+    // the waistband's centre to its side.
+    const knee = pinOf({ x: (150 + 125) / 2, y: (395 + 5) / 2 });
+    const hem = mid(pinOf({ x: 190, y: 395 }), pinOf({ x: 110, y: 395 }));
+    const side = pinOf({ x: 150, y: 5 });
+    // On the line from the waistband to the hem, as the skirt is cut (pinned to the leg, 10 pixels from the centre
+    // line at the knee, it narrowed there like a mermaid's).
+    const expected = (hem.x + (side.x + centreX) / 2) / 2;
+    close(knee.x, expected, 3, 'the skirt halfway down');
+    // Trousers' legs go where the legs go: halfway between the wearer's left hem (150, 395) and (145, 77.5), halfway
+    // from the crotch to the waistband's side.
+    const trouserPins = placeGarment(trousers(), frame, options).pieces.flatMap((p) => p.pairs);
+    const trouserKnee = trouserPins.find((p) => p.from.x === (150 + 145) / 2 && p.from.y === (395 + 77.5) / 2)!.to;
+    assert.ok(Math.abs(trouserKnee.x - (centreX + 10)) < 8, `the trousers' knee at ${trouserKnee.x}, the leg at ${centreX + 10}`);
   });
 
   test('a skirt’s waistband sits at the natural waist, higher than trousers’ (which sit a little above the hip joints)', () => {

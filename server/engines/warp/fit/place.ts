@@ -526,12 +526,19 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     // A wide leg cannot reach past the body's centre line into the other leg: what it loses inside it keeps outside.
     const toMiddle = Math.abs(dot(sub(at.point, waistCentre), body.side));
     const inward = Math.min(half, 0.95 * toMiddle);
-    pairs.push({ from: outer, to: add(at.point, across, acrossSign * (2 * half - inward)) });
-    pairs.push({ from: inner, to: add(at.point, across, -acrossSign * inward) });
+    const outerTo = add(at.point, across, acrossSign * (2 * half - inward));
+    const innerTo = add(at.point, across, -acrossSign * inward);
+    pairs.push({ from: outer, to: outerTo });
+    pairs.push({ from: inner, to: innerTo });
     // A point part-way down the leg, at the same share of the leg's length on the body, so the leg bends with the body's.
+    // A skirt hangs from the waist in its own shape: its point goes halfway between the waistband's side and the hem's
+    // middle (pinned to legs standing together, an A-line maxi skirt narrowed at the knees like a mermaid's, #111).
     const kneeG = mid(hemG, mid(g.crotch ?? gf.origin, sign > 0 ? g.waistbandLeft : g.waistbandRight));
     const share = Math.min(0.9, Math.max(0.1, (depthOf(gf, kneeG) - depthOf(gf, topG)) / Math.max(lengthG, 1e-6)));
-    pairs.push({ from: kneeG, to: alongPolyline(path, share * length).point });
+    const kneeTo = g.crotch
+      ? alongPolyline(path, share * length).point
+      : mid(mid(outerTo, innerTo), mid(waistCentre, sign > 0 ? waistL : waistR));
+    pairs.push({ from: kneeG, to: kneeTo });
   }
   if (!g.crotch) return { pieces: [{ pairs }], bodyPolygon: null };
   const depth = (depthOf(gf, g.crotch) * bf.unit * scale.length + raised) * compression;
