@@ -418,10 +418,16 @@ describe('a tank top’s landmarks', () => {
     assert.ok(tank.leftShoulder!.y < 200 && tank.rightShoulder!.y < 200, `the shoulders well above the armpits: ${JSON.stringify(tank)}`);
     assert.ok(tank.leftShoulder!.x > 400 && tank.rightShoulder!.x < 200, 'the shoulders beyond the straps');
     assert.ok(tank.neckFront && tank.neckFront.y > 120, 'the scooped neck lies at the neck');
+    // It hangs loose: its shoulders are put where a wearer about 1.2 times narrower than it is under the arms has them
+    // (a jersey laid flat is about 1.3 times its wearer's shoulders wide, and loose, it hangs nearly that wide).
+    assert.equal(tank.hangsLoose, true);
+    const shoulders = tank.leftShoulder!.x - tank.rightShoulder!.x;
+    assert.ok(Math.abs(shoulders - 300 / 1.2) < 14, `the shoulders ${shoulders} apart, the armpits 300`);
     // A halter: one band round the neck (280–320), armholes cut from it down to the sides.
     const HALTER = `<path d="M280 100 L320 100 L330 160 Q360 240 450 300 L450 700 L150 700 L150 300 Q240 240 270 160 Z" fill="#a04060"/>`;
     const halter = upperLandmarks(readSilhouette(garmentMatte(await drawn(HALTER, 'white'))!.alpha), 'top');
     assert.ok(halter.leftShoulder!.y > 200, `a halter keeps its shoulders on its outline: ${JSON.stringify(halter)}`);
+    assert.ok(!halter.hangsLoose, 'a halter is not drawn loose');
   });
 });
 

@@ -444,6 +444,24 @@ describe('placing a top on a body', () => {
     close(hemDepth / chest, ownDepth / ownChest, 0.03, 'length over chest width');
   });
 
+  test('a top hanging loose from its straps (a jersey) is drawn as wide under the arms as its own shoulders put it', () => {
+    // The tee's shoulders 100 apart, its armpits 100 apart too: a jersey's landmarks put its shoulders where a body
+    // as wide as it is under the arms has them.
+    const jersey: GarmentCutout = {
+      ...tee,
+      landmarks: { ...tee.landmarks, leftArmpit: { x: 150, y: 70 }, rightArmpit: { x: 50, y: 70 }, hangsLoose: true },
+    };
+    const chestOf = (cutout: GarmentCutout): number => {
+      const pairs = placeGarment(cutout, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false }).pieces[0]!.pairs;
+      const at = (p: Point | undefined): Point => pairs.find((q) => q.from === p)!.to;
+      return len(sub(at(cutout.landmarks.leftArmpit), at(cutout.landmarks.rightArmpit)));
+    };
+    const fitted = chestOf({ ...jersey, landmarks: { ...jersey.landmarks, hangsLoose: false } });
+    // Fitted to the body's chest (about 90 of the shoulders' 100, with its ease), it came out narrower than itself.
+    assert.ok(fitted < body.unit * 0.97, `fitted, the chest is ${fitted.toFixed(1)} wide`);
+    close(chestOf(jersey), body.unit, 1, 'hanging loose, as wide as its shoulders put it');
+  });
+
   test('a neckline seen with the inside back behind it goes at the base of the neck; a deep V is left where it lies', () => {
     const seamed = (y: number) => ({ ...tee, landmarks: { ...tee.landmarks, neckSeam: { x: 100, y } } });
     const seamTarget = (cutout: GarmentCutout): Point | undefined =>

@@ -52,6 +52,11 @@ export interface GarmentLandmarks {
   layered?: boolean;
   /** Hangs from straps (a cami, a slip dress): its shoulders are the straps' tops, which lie on the shoulders. */
   straps?: boolean;
+  /**
+   * Hangs loose from wide straps beside armholes cut in deep (a tank top, a basketball jersey; silhouette.ts): its
+   * shoulders are put where a body as wide as it is under the arms has them, and it is drawn that wide.
+   */
+  hangsLoose?: boolean;
   /** Narrowest point of the sides between armpit and hem (dresses; tops when shaped). */
   leftWaist?: Point;
   rightWaist?: Point;

@@ -40,9 +40,11 @@ const STRAPS = 0.12;
 const STRAPLESS = { dip: 0.03, fill: 0.8, bodice: 1.18, chest: 0.88, depth: 0.35 } as const;
 /**
  * A top with armholes cut in deep hangs from its straps, loose under the arms: its width there is this share of
- * its wearer's shoulders' width (a strapless top must be snug, `STRAPLESS.chest`).
+ * its wearer's shoulders' width (a strapless top must be snug, `STRAPLESS.chest`). A basketball jersey laid flat is
+ * about 53 cm wide in a size M, some 1.3 times the 38 or so between its wearer's shoulder joints, and hanging loose
+ * it shows nearly that wide; at 1, the wide set's jersey was drawn narrower than the T-shirt under it.
  */
-const CUT_IN_CHEST = 1;
+const CUT_IN_CHEST = 1.2;
 /** A tank's straps' tops are at least this share of half its width apart (a halter's band: 0.17; a jersey: 0.75). */
 const TANK_NECK = 0.5;
 /**
@@ -508,6 +510,7 @@ export function upperLandmarks(s: Silhouette, category: WarpCategory): GarmentLa
     const unitG = (body.right - body.left) / CUT_IN_CHEST;
     const shoulderY = cupTop - STRAPLESS.depth * unitG;
     const out: GarmentLandmarks = {
+      hangsLoose: true,
       neckLeft: neck.imageRight,
       neckRight: neck.imageLeft,
       neckFront: neck.front,

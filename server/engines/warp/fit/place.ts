@@ -254,11 +254,14 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   // measured far off the shoulders' scale (a layout that missed the torso) is not trusted that far. Not a dress's: its
   // armpits are found less surely (a skirt wider than the bodice is taken for its body, and a tee dress's armpits
   // were put at its sleeves' ends), and a chest that wide drew it to the crotch with its bodice above the shoulders.
-  const [pitL, pitR] = [sidePoint(g.leftArmpit, 1), sidePoint(g.rightArmpit, -1)];
+  // A top hanging loose from its straps (a jersey) is not fitted to the chest: it is at least as wide under the arms as
+  // its own shoulders put it. Fitted to the chest, a jersey was drawn narrow, and as short as its width made it.
+  const looseHalf = g.hangsLoose ? chestHalfG * U * scale.width : 0;
+  const [pitL, pitR] = [sidePoint(g.leftArmpit, 1, looseHalf), sidePoint(g.rightArmpit, -1, looseHalf)];
   if (pitL && pitR && cutout.category !== 'dress')
     lengthUnit = U * Math.min(CHEST_LENGTH.most, Math.max(CHEST_LENGTH.least, len(sub(pitL, pitR)) / 2 / chestHalfG / U));
-  const armpitL = sidePoint(g.leftArmpit, 1);
-  const armpitR = sidePoint(g.rightArmpit, -1);
+  const armpitL = sidePoint(g.leftArmpit, 1, looseHalf);
+  const armpitR = sidePoint(g.rightArmpit, -1, looseHalf);
   if (armpitL) put(g.leftArmpit, armpitL);
   if (armpitR) put(g.rightArmpit, armpitR);
   // The garment's own flare below the armpits, relative to its chest width, is kept.
