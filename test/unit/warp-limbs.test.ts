@@ -294,3 +294,21 @@ test('an old sleeve’s hem cut at a slant goes with the sleeve, though the arm 
   const left = slant.filter((i) => distance(Array.from(out.subarray(i * 3, i * 3 + 3)), OLD_TOP) < 30);
   assert.equal(left.length, 0, `${left.length} of the slanted hem's ${slant.length} pixels stay`);
 });
+
+test('an arm wears a sleeve when the old top covers it from the shoulder; a bare arm or one out of sight does not', () => {
+  const { image, person } = syntheticPerson();
+  // The drawn person's old top has sleeves down to the elbows.
+  const limbs = limbPaint(image, person, skinModel(image, person)!, 0.8);
+  assert.equal(limbs.sleeved(0), true);
+  assert.equal(limbs.sleeved(1), true);
+  // Bare from the shoulders on the wearer's left; the right arm out of sight (the layout has no right arm).
+  const other = syntheticPerson();
+  for (let i = 0; i < W * H; i++) {
+    const label = other.person.layout.labels[i]!;
+    if (label === REGION.leftUpperArm && other.image.data[i * 3] === OLD_TOP[0]) other.image.data.set(SKIN, i * 3);
+    if (label === REGION.rightUpperArm || label === REGION.rightLowerArm) other.person.layout.labels[i] = REGION.background;
+  }
+  const otherLimbs = limbPaint(other.image, other.person, skinModel(other.image, other.person)!, 0.8);
+  assert.equal(otherLimbs.sleeved(0), false, 'a bare arm');
+  assert.equal(otherLimbs.sleeved(1), false, 'an arm out of sight');
+});

@@ -212,18 +212,24 @@ export class WarpEngine implements Engine {
       return { rgb, violations: [...violations, ...(changedFace ? [changedFace] : []), ...(old ? [old] : [])], level: worst };
     };
     // Every result passes the post-conditions (checks.ts); one that fails is placed again more cautiously, and
-    // refused when even the most cautious placement fails them. A top or dress without sleeves that leaves the
-    // customer's own top showing (a cami or a slip dress over a T-shirt: painting a chest and shoulders as skin looked
-    // worse than refusing) is then drawn worn over that top, as such layers are worn, and checked again.
-    let over = false;
+    // refused when even the most cautious placement fails them. A top or dress without sleeves is drawn worn over the
+    // customer's own top, as such layers are worn, when that top has sleeves (painted as bare arms, a T-shirt's or a
+    // shirt's sleeves were flat blocks of skin), or when it shows beside the new garment (a cami or a slip dress
+    // over a T-shirt: painting a chest and shoulders as skin looked worse than refusing); drawn the one way and failing
+    // the checks, it is drawn the other.
+    const sleevedCustomer = limbs !== null && (limbs.sleeved(0) || limbs.sleeved(1));
+    let over = sleevedCustomer && ordered.some(sleeveless);
+    let switched = false;
     let result = await stages.run('place and check', 'generating', 0.6, () => draw(0, over));
     const failed: Violation[] = [];
     while (result.violations.length > 0) {
       failed.push(...result.violations);
       if (result.level >= SAFER) {
-        if (!over && ordered.some(sleeveless) && failed.some((v) => v.check === 'old-clothing')) {
-          over = true;
-          result = await stages.run('place and check, worn over the top', 'generating', 0.6, () => draw(0, over));
+        if (!switched && ordered.some(sleeveless) && (over || failed.some((v) => v.check === 'old-clothing'))) {
+          over = !over;
+          switched = true;
+          const how = over ? 'worn over the top' : 'the top beneath removed';
+          result = await stages.run(`place and check, ${how}`, 'generating', 0.6, () => draw(0, over));
           continue;
         }
         const details = [...new Set(failed.map((v) => v.detail))].join('; ');

@@ -89,6 +89,11 @@ const PALE = 1.3;
  * bare shoulder).
  */
 const SLEEVE_END = { run: 0.08, shortest: 0.1, bare: 0.3 } as const;
+/**
+ * An arm wears a sleeve when at most `bare` of its shape's pixels within `reach` shoulder widths of the shoulder are
+ * bare skin (a T-shirt's sleeve covers about the first 0.3 of them), and at least MIN_PIXELS of them are seen.
+ */
+const SLEEVED = { reach: 0.2, bare: 0.3 } as const;
 /** A limb's colours are known from at least this many of its bare pixels, over at least MIN_BINS bins. */
 const MIN_PIXELS = 300;
 const MIN_BINS = 3;
@@ -165,6 +170,8 @@ export interface LimbPaint {
    * an arm.
    */
   sleeveEnd(arm: number): { x: number; y: number } | null;
+  /** Whether an arm (0 or 1) wears a sleeve from the shoulder down (SLEEVED): false for a bare arm or one not seen. */
+  sleeved(arm: number): boolean;
   /**
    * Whether a photo pixel (by index) of an arm region lies past where its arm's old sleeve ends (sleeveEnd), by less
    * than `reach` pixels along the arm: where a hem cut at a slant still goes round part of the arm.
@@ -317,6 +324,10 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
   // try-on); a colour is found only for a pixel being painted.
   const shape = new Uint8Array(width * height);
   const matte = person.matte.data;
+  // Each arm's pixels inside its shape near the shoulder (SLEEVED), and how many of them are bare.
+  const nearShoulder = LIMBS.map(() => 0);
+  const bareNearShoulder = LIMBS.map(() => 0);
+  const reach = SLEEVED.reach * unit;
   const isArm = new Uint8Array(256);
   LIMBS.forEach((limb) => (isArm[limb.upper] = isArm[limb.lower] = limb.arm ? 1 : 0));
   // An arm is the union of its upper and lower arm's tapered shapes, whichever region the layout gives a pixel: the
@@ -331,6 +342,15 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       const upper = place.inside;
       locate(x + 0.5, y + 0.5, limb.lower);
       shape[i] = Math.round(OUTSIDE + (INSIDE - OUTSIDE) * Math.max(upper, place.inside));
+      if (region === limb.upper && upper >= 0.5 && alongArm(axes, limb, x + 0.5, y + 0.5, region) < reach) nearShoulder[limbOf[region]!]!++;
+    }
+  }
+  for (const [k, pixels] of bare.entries()) {
+    const limb = LIMBS[k]!;
+    if (!limb.arm) continue;
+    for (const i of pixels) {
+      if (labels[i] !== limb.upper || shape[i] !== INSIDE) continue;
+      if (alongArm(axes, limb, (i % width) + 0.5, Math.floor(i / width) + 0.5, limb.upper) < reach) bareNearShoulder[k]!++;
     }
   }
 
@@ -372,6 +392,7 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
       const end = sleeveEnds[arm];
       return end ? { x: end.x, y: end.y } : null;
     },
+    sleeved: (arm) => nearShoulder[arm]! >= MIN_PIXELS && bareNearShoulder[arm]! <= SLEEVED.bare * nearShoulder[arm]!,
     pastSleeveEnd(i, reach) {
       const k = limbOf[labels[i]!]!;
       const end = k < 0 ? null : sleeveEnds[k];
