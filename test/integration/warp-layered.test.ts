@@ -1,8 +1,9 @@
 /**
- * Garments without sleeves on customers whose own tops have sleeves, through the warp engine (in process): a cami on
- * a long-sleeved shirt, a pinafore on a long-sleeved cardigan. Each is drawn worn over the customer's top at the first
- * try, whose sleeves keep their bytes (painted as bare arms, sleeves were flat blocks of skin; a cami replacing the
- * shirt showed it on the chest and shoulders). Skipped without ../shared's wide photos.
+ * Garments without sleeves, or with short ones, on customers whose own tops have longer sleeves, through the warp
+ * engine (in process): a cami on a long-sleeved shirt, a pinafore on a long-sleeved cardigan, a short-sleeved shirt on a
+ * long-sleeved tee. Each is drawn worn over the customer's sleeves at the first try, which keep their bytes where the
+ * new garment does not cover them (painted as bare arms, sleeves were flat blocks of skin; a cami replacing the shirt
+ * showed it on the chest and shoulders). Skipped without ../shared's wide photos.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -18,13 +19,20 @@ const SHIRT = join(WIDE, 'people', 'omnitry_person_tie.jpg');
 const CAMI = join(WIDE, 'garments', 'ootd_garment_048769_1.jpg');
 const CARDIGAN = join(WIDE, 'people', 'fitdit_model_0179.jpg');
 const PINAFORE = join(WIDE, 'garments', 'kolors_cloth_04_dress.png');
-const HAVE_PHOTOS = [SHIRT, CAMI, CARDIGAN, PINAFORE].every((file) => existsSync(file));
+const STRIPES = join(WIDE, 'people', 'omnitry_person_top_cloth.jpg');
+const HAWAIIAN = join(WIDE, 'garments', 'fitdit_garment_0012.jpg');
+const HAVE_PHOTOS = [SHIRT, CAMI, CARDIGAN, PINAFORE, STRIPES, HAWAIIAN].every((file) => existsSync(file));
 
 describe('a garment without sleeves over a top with sleeves', { skip: HAVE_PHOTOS ? false : 'no ../shared/fixtures/wide photos' }, () => {
   const { engine, work } = warpEngineForSuite('fittingroom-layered-test-');
 
   /** The try-on drawn worn over the customer's top at the first try: the top's sleeves keep their bytes, the torso is the garment's. */
-  const wornOver = async (personFile: string, garmentFile: string, category: 'top' | 'dress'): Promise<void> => {
+  const wornOver = async (
+    personFile: string,
+    garmentFile: string,
+    category: 'top' | 'dress',
+    on: 'upper' | 'fore' = 'upper',
+  ): Promise<void> => {
     const photo = await readRawImage(personFile);
     const garment = await readRawImage(garmentFile);
     const request: EngineRequest = {
@@ -57,11 +65,17 @@ describe('a garment without sleeves over a top with sleeves', { skip: HAVE_PHOTO
       const j = (Math.round(y) * out.width + Math.round(x)) * out.channels;
       return [0, 1, 2].every((c) => photo.data[i + c] === out.data[j + c]);
     };
-    // Halfway down each upper arm: the old sleeve, unchanged (painted as an arm, it would not be).
-    for (const [shoulder, elbow] of [
-      [POSE.leftShoulder, POSE.leftElbow],
-      [POSE.rightShoulder, POSE.rightElbow],
-    ] as const) {
+    // Halfway down each upper arm (or forearm, below a short sleeve): the old sleeve, unchanged (painted as an arm, it
+    // would not be).
+    for (const [shoulder, elbow] of (on === 'upper'
+      ? [
+          [POSE.leftShoulder, POSE.leftElbow],
+          [POSE.rightShoulder, POSE.rightElbow],
+        ]
+      : [
+          [POSE.leftElbow, POSE.leftWrist],
+          [POSE.rightElbow, POSE.rightWrist],
+        ]) as [number, number][]) {
       const x = (at(shoulder).x + at(elbow).x) / 2;
       const y = (at(shoulder).y + at(elbow).y) / 2;
       assert.ok(same(x, y), `the sleeve at (${x.toFixed(0)}, ${y.toFixed(0)}) keeps its bytes`);
@@ -75,4 +89,6 @@ describe('a garment without sleeves over a top with sleeves', { skip: HAVE_PHOTO
   test('a cami over a long-sleeved shirt (replacing it, the shirt showed on the chest and shoulders)', () => wornOver(SHIRT, CAMI, 'top'));
   test('a pinafore over a long-sleeved cardigan (replacing it, the arms were painted as flat skin)', () =>
     wornOver(CARDIGAN, PINAFORE, 'dress'));
+  test('a short-sleeved shirt over a long-sleeved tee, whose sleeves stay on the forearms (painted, they were flat skin)', () =>
+    wornOver(STRIPES, HAWAIIAN, 'top', 'fore'));
 });

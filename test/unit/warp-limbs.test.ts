@@ -312,3 +312,56 @@ test('an arm wears a sleeve when the old top covers it from the shoulder; a bare
   assert.equal(otherLimbs.sleeved(0), false, 'a bare arm');
   assert.equal(otherLimbs.sleeved(1), false, 'an arm out of sight');
 });
+
+test('under a garment worn over long sleeves the old sleeve stays below its sleeve; above its end it goes as before', () => {
+  const { image, person } = syntheticPerson();
+  const shoulder = person.landmarks[POSE.leftShoulder]!;
+  const elbow = person.landmarks[POSE.leftElbow]!;
+  // A short sleeve down the left upper arm to 0.4 of its length, 8 pixels round its bone (the old one is 14), drawn
+  // along the arm.
+  const sleeve = greyLayer(230, 135, 60, 70, { sleeve: true });
+  sleeve.tube = new Uint8Array(60 * 70);
+  const [ex, ey] = [shoulder.x + 0.4 * (elbow.x - shoulder.x), shoulder.y + 0.4 * (elbow.y - shoulder.y)];
+  for (let y = 0; y < 70; y++) {
+    for (let x = 0; x < 60; x++) {
+      const [px, py] = [230 + x + 0.5, 135 + y + 0.5];
+      const t = Math.max(
+        0,
+        Math.min(
+          1,
+          ((px - shoulder.x) * (ex - shoulder.x) + (py - shoulder.y) * (ey - shoulder.y)) /
+            ((ex - shoulder.x) ** 2 + (ey - shoulder.y) ** 2),
+        ),
+      );
+      const d = Math.hypot(px - (shoulder.x + t * (ex - shoulder.x)), py - (shoulder.y + t * (ey - shoulder.y)));
+      sleeve.alpha[y * 60 + x] = d <= 8 ? 1 : 0;
+      sleeve.tube[y * 60 + x] = d <= 8 ? 1 : 0;
+    }
+  }
+  const body = greyLayer(155, 140, 91, 170);
+  const dressedOver = (overSleeves: boolean) =>
+    compose({
+      image,
+      person,
+      layers: [
+        { layer: body, category: 'top', overSleeves },
+        { layer: sleeve, category: 'top', overSleeves },
+      ],
+      skin: skinModel(image, person),
+    });
+  const [kept, painted] = [dressedOver(true), dressedOver(false)];
+  // Three quarters down the upper arm, on its bone and beside it: the old sleeve, below the new one's end.
+  for (const d of [0, 8]) {
+    const axis = upperArm(person, 0.75);
+    const [x, y] = [Math.round(axis.x + d * axis.normal.x), Math.round(axis.y + d * axis.normal.y)];
+    assert.ok(distance(pixel(image.data, x, y), OLD_TOP) < 1, `(${x}, ${y}) was the old sleeve`);
+    assert.deepEqual(pixel(kept, x, y), pixel(image.data, x, y), `kept below the new sleeve at (${x}, ${y})`);
+    assert.ok(distance(pixel(painted, x, y), OLD_TOP) > 40, `replacing it, (${x}, ${y}) is painted: ${pixel(painted, x, y)}`);
+  }
+  // Beside the narrower new sleeve, above its end, the old sleeve goes either way (an old shoulder standing out of
+  // a new one).
+  const axis = upperArm(person, 0.25);
+  const [x, y] = [Math.round(axis.x + 11 * axis.normal.x), Math.round(axis.y + 11 * axis.normal.y)];
+  assert.ok(distance(pixel(image.data, x, y), OLD_TOP) < 1, `(${x}, ${y}) was the old sleeve`);
+  assert.ok(distance(pixel(kept, x, y), OLD_TOP) > 40, `beside the new sleeve (${x}, ${y}) is ${pixel(kept, x, y)}`);
+});

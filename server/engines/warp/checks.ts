@@ -29,7 +29,7 @@ import type { Layer } from './fit/render.ts';
 import type { GarmentCutout, WarpCategory } from './types.ts';
 import { squareFilter } from '../../kernel/raster.ts';
 import { summarise } from './cutout/alpha.ts';
-import { CORE_RADIUS2, coveredCentre, layerCoverage, replaced, type PlacedLayer } from './composite/compose.ts';
+import { CORE_RADIUS2, coveredCentre, layerCoverage, oldSleevesKept, replaced, type PlacedLayer } from './composite/compose.ts';
 import { limbPaint } from './composite/limbs.ts';
 import { isSkin, type SkinModel } from './composite/colour.ts';
 import { chinRow } from './composite/neckline.ts';
@@ -247,13 +247,15 @@ export function oldClothingViolation(
   const { width, height, channels, data } = image;
   const coverage = layerCoverage(layers, width, height);
   // A dress or a skirt over trousers or jeans is worn that way: below its hem the old legs are not checked, only the
-  // hips; nor is the top under a knit vest (compose.ts, `replaced`).
+  // hips; nor is the top under a knit vest (compose.ts, `replaced`), nor long sleeves below a shorter sleeve worn
+  // over them (`oldSleevesKept`).
   const kinds = replaced(layers);
   const upper = kinds.upper;
   const lower = kinds.hips;
   const bottoms = kinds.legs;
   // Across a bare stretch of an arm no old sleeve goes round it (limbs.ts): what lies there beside it is not one.
   const limbs = upper ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
+  const keptSleeve = limbs ? oldSleevesKept(layers, limbs, width) : null;
   // A jacket is worn over the customer's top, which shows below its hem and in its opening (compose.ts keeps it in
   // rows where the body's centre line is not covered): there it is no leftover. Not so when a new top is worn too,
   // nor under a jacket drawn without sleeves on the arms: its sleeves were not found (a puffer's hang fused with its
@@ -265,7 +267,9 @@ export function oldClothingViolation(
   let showing = 0;
   for (let i = 0; i < width * height; i++) {
     const label = person.layout.labels[i]!;
-    const owned = (upper && UPPER_REGIONS.has(label)) || (lower && (label === REGION.hips || (bottoms && LOWER_REGIONS.has(label))));
+    const owned =
+      (upper && UPPER_REGIONS.has(label) && !keptSleeve?.(i)) ||
+      (lower && (label === REGION.hips || (bottoms && LOWER_REGIONS.has(label))));
     if (person.matte.data[i]! < 200 || !owned) continue;
     if (centre && label === REGION.torso && !centre[Math.floor(i / width)]) continue;
     region++;

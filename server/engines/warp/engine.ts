@@ -26,7 +26,7 @@ import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
 import { CORE_RADIUS2, compose, type PlacedLayer } from './composite/compose.ts';
 import { limbPaint } from './composite/limbs.ts';
-import { bodyFrame, dot, sub } from './fit/body.ts';
+import { bodyFrame, dot, len, polylineLength, sub } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { restOnShoulders } from './fit/drape.ts';
@@ -47,7 +47,7 @@ import { cutOutGarment } from './cutout/index.ts';
 import { oldBottomsTop, oldTopHem } from './fit/old-hem.ts';
 import { clothedWidth } from './fit/old-waist.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
-import type { GarmentCutout } from './types.ts';
+import type { GarmentCutout, Point } from './types.ts';
 
 export interface WarpOptions {
   /** ONNX Runtime threads for the person analysis (default 1). */
@@ -68,6 +68,12 @@ const WORKING_PIXELS = 768 * 1024;
 
 /** How far past the customer's own top's hem a new top drawn down to it reaches, in torso lengths. */
 const HEM_SPARE = 0.02;
+
+/**
+ * A sleeve shorter than this share of the arm (shoulder to wrist, both in shoulder widths) leaves a long old sleeve
+ * below it on the forearm: a short sleeve's 0.3 to 0.45 of about 1.4, a three-quarter one's 0.9 to 1.
+ */
+const SHORT_SLEEVE = 0.75;
 
 /** Cut-outs kept per engine process, by garment photo and requested category (catalogue garments come back). */
 const CUTOUT_CACHE = 32;
@@ -179,6 +185,14 @@ export class WarpEngine implements Engine {
       const placement = placeGarment(garment, body, options);
       return folds(garment, placement) ? null : { garment, placement };
     };
+    // A top or dress whose sleeves end well above the wrists goes over a customer's long sleeves, which stay below
+    // its own (painted as bare forearms, they were flat tubes of skin).
+    const longSleeved = limbs !== null && [0, 1].some((arm) => limbs.sleeved(arm) && limbs.sleeveEnd(arm) === null);
+    const armLength = (polylineLength(body.arm.left) + polylineLength(body.arm.right)) / 2 / body.unit;
+    const overSleeves = (cutout: GarmentCutout): boolean => {
+      const share = longSleeved ? sleeveShare(cutout, scale.sleeve) : 0;
+      return share > 0 && share < SHORT_SLEEVE * armLength;
+    };
     /**
      * Drawn at a level of caution; `over`: each top or dress without sleeves is worn over the customer's own top
      * (their sleeves, neckline and hem show where it does not cover) rather than replacing it.
@@ -204,7 +218,7 @@ export class WarpEngine implements Engine {
         const skirt = cutout.category === 'bottom' && !cutout.landmarks.crotch;
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
         const layered = placed.garment.landmarks.layered === true || (over && sleeveless(cutout));
-        layers.push({ layer, category: cutout.category, skirt, layered });
+        layers.push({ layer, category: cutout.category, skirt, layered, overSleeves: !layered && overSleeves(cutout) });
       }
       const rgb = compose({ image, person, layers, skin, face: face?.oval, oldTopHem: bottomsOnly ? oldHem : null });
       const changedFace = faceViolation(image, rgb, person, face?.oval);
@@ -280,6 +294,15 @@ export class WarpEngine implements Engine {
     if (this.cutouts.size > CUTOUT_CACHE) this.cutouts.delete(this.cutouts.keys().next().value!);
     return cutout;
   }
+}
+
+/** A top's, dress's or jacket's longer sleeve, in its shoulder widths (times `scale`); 0 without sleeves (bottoms). */
+function sleeveShare(cutout: GarmentCutout, scale: number): number {
+  const g = cutout.landmarks;
+  if (!g.leftShoulder || !g.rightShoulder) return 0;
+  const unit = len(sub(g.leftShoulder, g.rightShoulder)) || 1;
+  const along = (end: Point | undefined, shoulder: Point): number => (end ? len(sub(end, shoulder)) : 0);
+  return (Math.max(along(g.leftSleeveEnd, g.leftShoulder), along(g.rightSleeveEnd, g.rightShoulder)) / unit) * scale;
 }
 
 /** The cut-out without its sleeve ends: the spline then carries the sleeves as they lie. */

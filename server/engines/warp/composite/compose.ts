@@ -44,6 +44,11 @@ export interface PlacedLayer {
   skirt?: boolean;
   /** Worn over the customer's top (a knit vest: GarmentLandmarks.layered), which it does not replace. */
   layered?: boolean;
+  /**
+   * Worn over the customer's long sleeves, which stay on the arms below its shorter ones (a T-shirt over a
+   * long-sleeved top: painted as bare forearms, they were flat tubes of skin); the rest of the old top it replaces.
+   */
+  overSleeves?: boolean;
 }
 
 export interface ComposeInput {
@@ -168,6 +173,36 @@ export function replaced(layers: readonly Pick<PlacedLayer, 'category' | 'skirt'
   };
 }
 
+/** How far down each arm (0 and 1) a layer's sleeves reach, in pixels from the shoulder (limbs.ts); −∞ without one. */
+function sleeveReach(layer: Layer, limbs: LimbPaint, width: number): [number, number] {
+  const ends: [number, number] = [-Infinity, -Infinity];
+  if (!layer.tube) return ends;
+  const where = { arm: 0, along: 0 };
+  for (let o = 0; o < layer.width * layer.height; o++) {
+    if (layer.tube[o] !== 1 || layer.alpha[o]! < 0.5) continue;
+    const i = (layer.y0 + Math.floor(o / layer.width)) * width + layer.x0 + (o % layer.width);
+    if (limbs.onArm(i, where)) ends[where.arm] = Math.max(ends[where.arm]!, where.along);
+  }
+  return ends;
+}
+
+/**
+ * Under a garment worn over the customer's long sleeves (PlacedLayer.overSleeves), whether a photo pixel (by index)
+ * lies on an arm past where the garment's sleeve ends: there the old sleeve stays. Null when no garment is worn so.
+ */
+export function oldSleevesKept(layers: readonly PlacedLayer[], limbs: LimbPaint, width: number): ((i: number) => boolean) | null {
+  const over = layers.filter((l) => l.overSleeves);
+  if (over.length === 0) return null;
+  const ends = [-Infinity, -Infinity];
+  for (const l of over) {
+    const reach = sleeveReach(l.layer, limbs, width);
+    ends[0] = Math.max(ends[0]!, reach[0]);
+    ends[1] = Math.max(ends[1]!, reach[1]);
+  }
+  const where = { arm: 0, along: 0 };
+  return (i) => limbs.onArm(i, where) && where.along >= ends[where.arm]!;
+}
+
 export function compose(input: ComposeInput): Uint8Array {
   const { image, person, layers } = input;
   const { width, height, channels } = image;
@@ -198,7 +233,8 @@ export function compose(input: ComposeInput): Uint8Array {
   const background = wallBehind(image, person);
   // Arms folded across the body: only a garment without sleeves is drawn on them (checks.ts), behind them.
   const folded = armsFolded(person, bodyFrame(person));
-  removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours, folded);
+  const keptSleeve = limbs ? oldSleevesKept(layers, limbs, width) : null;
+  removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours, folded, keptSleeve);
   // A jacket or a vest is worn over a top, whose neckline shows in its opening: only other tops and dresses bare the neck.
   const necklines = layers.filter((l) => (l.category === 'top' || l.category === 'dress') && !l.layered);
   let underChin: Uint8Array | null = null;
@@ -254,11 +290,12 @@ function removeOldClothing(
   background: Uint8Array,
   colours: OldColours | null,
   folded: boolean,
+  keptSleeve: ((i: number) => boolean) | null,
 ): void {
   if (!skin || (!kinds.upper && !kinds.hips)) return;
   const { width, height, channels, data } = image;
   const { bones, torso, unit } = skeleton(person.landmarks);
-  const labels = kinds.upper ? cuffsAsForearms(image, person, skin, bones) : person.layout.labels;
+  const labels = kinds.upper && !keptSleeve ? cuffsAsForearms(image, person, skin, bones) : person.layout.labels;
   const inCore = coreTest(bones, torso);
   const limbs = limbPaint(image, person, skin, CORE_RADIUS2);
   const feet = belowAnkles(person);
@@ -280,7 +317,8 @@ function removeOldClothing(
       // their bones' shapes lay over each other and the torso, and the wall beside an elbow became skin-coloured
       // blocks). Torso and hips: only loose clothing outside the body's core.
       // Beside a skirt, in the rows it covers, an old trouser leg is replaced too.
-      const limb = (kinds.upper && ARMS.has(label) && !folded) || (LEGS.has(label) && (kinds.legs || besideLeg)) || between;
+      const limb =
+        (kinds.upper && ARMS.has(label) && !folded && !keptSleeve?.(i)) || (LEGS.has(label) && (kinds.legs || besideLeg)) || between;
       // Old clothing beside new bottoms at the waist and hips (a loose waistband, a skirt's side) is no body.
       const beside = sheathed !== null && sheathed.beside(label, x, y);
       const trunk = (kinds.upper && (label === REGION.torso || label === REGION.neck)) || (kinds.hips && label === REGION.hips) || beside;
@@ -1030,15 +1068,8 @@ function drawLayer(
   // How far down each arm the garment's sleeve reaches: a bare arm above its end lies in the sleeve, which only misses
   // a strip of it where the arm crosses the body (the tube is drawn along the arm's bones, narrower than a forearm
   // seen slanting), and the garment's body covers that strip rather than leaving a slit of skin.
-  const sleeveEnds = [-Infinity, -Infinity];
+  const sleeveEnds = limbs ? sleeveReach(layer, limbs, width) : [-Infinity, -Infinity];
   const where = { arm: 0, along: 0 };
-  if (limbs && layer.tube) {
-    for (let o = 0; o < lw * lh; o++) {
-      if (layer.tube[o] !== 1 || layer.alpha[o]! < 0.5) continue;
-      const i = (y0 + Math.floor(o / lw)) * width + x0 + (o % lw);
-      if (limbs.onArm(i, where)) sleeveEnds[where.arm] = Math.max(sleeveEnds[where.arm]!, where.along);
-    }
-  }
   const inSleeve = (i: number): boolean => limbs !== null && limbs.onArm(i, where) && where.along < sleeveEnds[where.arm]! - SLEEVE_END * U;
   // Forearms folded across the body lie in front of a top or dress drawn behind them (only one without sleeves is):
   // the layout's coarse regions give parts of them to the torso, where the garment cut into them in shards.
