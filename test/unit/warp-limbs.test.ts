@@ -365,32 +365,3 @@ test('under a garment worn over long sleeves the old sleeve stays below its slee
   assert.ok(distance(pixel(image.data, x, y), OLD_TOP) < 1, `(${x}, ${y}) was the old sleeve`);
   assert.ok(distance(pixel(kept, x, y), OLD_TOP) > 40, `beside the new sleeve (${x}, ${y}) is ${pixel(kept, x, y)}`);
 });
-
-test('a hand whose wrist is under a new top’s body goes behind it; a hand below a bare wrist stays in front', () => {
-  const { image, person } = syntheticPerson();
-  const wrist = person.landmarks[POSE.leftWrist]!;
-  // A long old cuff round the left wrist: the forearm within 14 pixels of it is cloth.
-  const cuffed = syntheticPerson();
-  for (let i = 0; i < W * H; i++) {
-    const [x, y] = [i % W, Math.floor(i / W)];
-    if (cuffed.person.layout.labels[i] === REGION.leftLowerArm && Math.hypot(x + 0.5 - wrist.x, y + 0.5 - wrist.y) < 14)
-      cuffed.image.data.set(OLD_TOP, i * 3);
-  }
-  // A long, wide top's body over the torso and down past the left hand.
-  const layer = { layer: greyLayer(150, 140, 160, 240), category: 'top' as const };
-  const handSkin = (img: typeof image, out: Uint8Array): number => {
-    let skin = 0;
-    let kept = 0;
-    for (let i = 0; i < W * H; i++) {
-      if (person.layout.labels[i] !== REGION.leftHand || distance(pixel(img.data, i % W, Math.floor(i / W)), SKIN) > 1) continue;
-      skin++;
-      if (distance(pixel(out, i % W, Math.floor(i / W)), SKIN) < 1) kept++;
-    }
-    assert.ok(skin > 50, `the left hand shows ${skin} skin pixels`);
-    return kept / skin;
-  };
-  const bareWrist = compose({ image, person, layers: [layer], skin: skinModel(image, person) });
-  assert.ok(handSkin(image, bareWrist) > 0.9, 'below a bare wrist the hand stays in front');
-  const underTop = compose({ image: cuffed.image, person: cuffed.person, layers: [layer], skin: skinModel(cuffed.image, cuffed.person) });
-  assert.ok(handSkin(cuffed.image, underTop) < 0.05, 'below a covered wrist the hand is behind the top');
-});

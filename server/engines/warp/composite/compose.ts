@@ -104,11 +104,6 @@ const FRONT_EDGE = 0.2;
 const HAND_EDGE = 2;
 /** Below this share of a hand's region looking like skin, the skin's colour is not the hand's: all of it stays. */
 const HAND_SKIN = 0.3;
-/**
- * A hand goes behind a top, dress or jacket whose body covers its wrist: at least `share` of the forearm's pixels
- * within `radius` shoulder widths of the wrist, not bare (an old cuff), under the body, not a sleeve.
- */
-const HIDDEN_WRIST = { radius: 0.08, share: 0.5 } as const;
 const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]);
 /**
  * Shading: local luminance (radius 8) over its surroundings (radius 32) among its own material (shading.ts), limited,
@@ -906,37 +901,6 @@ function handsInFront(
 }
 
 /**
- * Whether a layer's body (not a sleeve) covers the forearm round a wrist: at least HIDDEN_WRIST.share of the
- * forearm region's pixels within `radius` of it lie under the body and are not bare skin. False when fewer than a
- * few of them lie in the layer's box.
- */
-function wristCovered(
-  layer: Layer,
-  labels: Uint8Array,
-  width: number,
-  skinLike: Float32Array,
-  skinArea: Float32Array,
-  forearm: number,
-  wrist: { x: number; y: number },
-  radius: number,
-): boolean {
-  const { x0, y0, width: lw, height: lh } = layer;
-  let seen = 0;
-  let covered = 0;
-  for (let y = Math.max(0, Math.floor(wrist.y - radius - y0)); y <= Math.min(lh - 1, Math.ceil(wrist.y + radius - y0)); y++) {
-    for (let x = Math.max(0, Math.floor(wrist.x - radius - x0)); x <= Math.min(lw - 1, Math.ceil(wrist.x + radius - x0)); x++) {
-      if ((x0 + x + 0.5 - wrist.x) ** 2 + (y0 + y + 0.5 - wrist.y) ** 2 > radius * radius) continue;
-      if (labels[(y0 + y) * width + x0 + x] !== forearm) continue;
-      const o = y * lw + x;
-      seen++;
-      const bare = skinLike[o] === 1 && skinArea[o]! >= BARE.share;
-      if (layer.alpha[o]! >= 0.5 && layer.sleeve[o] === 0 && !bare) covered++;
-    }
-  }
-  return seen >= 0.1 * Math.PI * radius * radius && covered >= HIDDEN_WRIST.share * seen;
-}
-
-/**
  * The old top's cloth over new bottoms, in their layer's box: per column, from where the top is first met (its colour
  * `nearest` the old top's, 1, rather than the old bottoms', 0, or skin, 2; within `gap` of the column's first pixel
  * it may be) down to its hem, through gaps of up to `gap` pixels (a fold's shadow). Below a longer gap (trousers) it
@@ -1069,17 +1033,6 @@ function drawLayer(
         }
       : null;
   const hands = handsInFront(labels, width, layer, skinLike, skinArea, trousers ?? clothes);
-  // A hand in a pocket under a longer new top: its wrist is under the top's body, and the hand with it (kept in front,
-  // its bare back stood in the cloth in patches, cut off from its arm).
-  if (category !== 'bottom') {
-    for (const [hand, forearm, wrist] of [
-      [REGION.leftHand, REGION.leftLowerArm, person.landmarks[POSE.leftWrist]!],
-      [REGION.rightHand, REGION.rightLowerArm, person.landmarks[POSE.rightWrist]!],
-    ] as const) {
-      if (!wristCovered(layer, labels, width, skinLike, skinArea, forearm, wrist, HIDDEN_WRIST.radius * U)) continue;
-      for (let o = 0; o < hands.length; o++) if (labels[(y0 + Math.floor(o / lw)) * width + x0 + (o % lw)] === hand) hands[o] = 0;
-    }
-  }
   // The old top, kept, hangs over new bottoms: its cloth stays in front on the torso, the hips and the thighs, beside
   // a hanging arm's own shape (the cuff of a long sleeve) and round a hand by the hip. It is told from the old bottoms
   // by its colour averaged widely over the pixels it may be (a striped shirt's dark stripes are no trousers; an arm
