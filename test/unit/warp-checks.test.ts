@@ -176,7 +176,7 @@ describe('warp post-conditions', () => {
     assert.equal(oldClothingViolation(image, compose({ image, person, layers: vest }), person, skinModel(image, person), vest), null);
   });
 
-  test('old clothing: below a cropped jacket the old top is worn that way; below a top cropped the same it is caught', () => {
+  test('old clothing: below a cropped jacket or sleeved top the old top is worn that way; below one without sleeves it is caught', () => {
     // Shoulders to y 230, arms and all, its outer 40 columns each side drawn as sleeves along the arms: the old top
     // runs on to the hips (y 300).
     const cropped = greyLayer(110, 120, 180, 110, { alpha: 1 });
@@ -186,8 +186,12 @@ describe('warp post-conditions', () => {
     const skin = skinModel(image, person);
     const jacket = [{ layer: sleeved, category: 'outerwear' as const }];
     assert.equal(oldClothingViolation(image, compose({ image, person, layers: jacket }), person, skin, jacket), null);
+    // A top cropped the same, its sleeves on the arms, is worn over the old top as a cropped sweater over a sweatshirt.
     const top = [{ layer: sleeved, category: 'top' as const }];
-    assert.equal(oldClothingViolation(image, compose({ image, person, layers: top }), person, skin, top)?.check, 'old-clothing');
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: top }), person, skin, top), null);
+    // Drawn without sleeves on the arms (a white T-shirt's stood off the shoulders as wings), it is caught.
+    const wings = [{ layer: cropped, category: 'top' as const }];
+    assert.equal(oldClothingViolation(image, compose({ image, person, layers: wings }), person, skin, wings)?.check, 'old-clothing');
     // Worn with a new top, the jacket leaves nothing of the old one to show.
     const both = [...jacket, { layer: rectangle(158, 230, 242, 240), category: 'top' as const }];
     assert.equal(oldClothingViolation(image, compose({ image, person, layers: both }), person, skin, both)?.check, 'old-clothing');

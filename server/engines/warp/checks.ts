@@ -257,11 +257,14 @@ export function oldClothingViolation(
   const limbs = upper ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
   const keptSleeve = limbs ? oldSleevesKept(layers, limbs, width) : null;
   // A jacket is worn over the customer's top, which shows below its hem and in its opening (compose.ts keeps it in
-  // rows where the body's centre line is not covered): there it is no leftover. Not so when a new top is worn too,
-  // nor under a jacket drawn without sleeves on the arms: its sleeves were not found (a puffer's hang fused with its
-  // body), and it was drawn as a short vest over painted arms (#26, #68).
-  const sleevedJacket = (l: PlacedLayer): boolean => l.category === 'outerwear' && l.layer.tube?.includes(1) === true;
-  const over = upper && layers.every((l) => l.category === 'bottom' || sleevedJacket(l) || l.layered);
+  // rows where the body's centre line is not covered): there it is no leftover. So is a top shorter than the
+  // customer's own, which shows below its hem as a cropped sweater's over a sweatshirt does (#79). Not so under a
+  // jacket or top drawn without sleeves on the arms: its sleeves were not found (a puffer's hang fused with its body;
+  // a white T-shirt's stood off the shoulders as wings), and it was drawn as a short vest over painted arms (#26, #68)
+  // or a narrow tee over the old top (#37, #90).
+  const sleevedOver = (l: PlacedLayer): boolean =>
+    (l.category === 'outerwear' || l.category === 'top') && l.layer.tube?.includes(1) === true;
+  const over = upper && layers.every((l) => l.category === 'bottom' || sleevedOver(l) || l.layered);
   const centre = over ? coveredCentre(person, coverage, width, height) : null;
   let region = 0;
   let showing = 0;
