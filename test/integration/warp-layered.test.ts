@@ -23,10 +23,10 @@ const STRIPES = join(WIDE, 'people', 'omnitry_person_top_cloth.jpg');
 const HAWAIIAN = join(WIDE, 'garments', 'fitdit_garment_0012.jpg');
 const HAVE_PHOTOS = [SHIRT, CAMI, CARDIGAN, PINAFORE, STRIPES, HAWAIIAN].every((file) => existsSync(file));
 
-describe('a garment without sleeves over a top with sleeves', { skip: HAVE_PHOTOS ? false : 'no ../shared/fixtures/wide photos' }, () => {
+describe('garments over the sleeves of the customer’s own top', { skip: HAVE_PHOTOS ? false : 'no ../shared/fixtures/wide photos' }, () => {
   const { engine, work } = warpEngineForSuite('fittingroom-layered-test-');
 
-  /** The try-on drawn worn over the customer's top at the first try: the top's sleeves keep their bytes, the torso is the garment's. */
+  /** The try-on drawn over the customer's sleeves at the first try: the sleeves keep their bytes, the torso is the garment's. */
   const wornOver = async (
     personFile: string,
     garmentFile: string,
@@ -80,7 +80,7 @@ describe('a garment without sleeves over a top with sleeves', { skip: HAVE_PHOTO
       const y = (at(shoulder).y + at(elbow).y) / 2;
       assert.ok(same(x, y), `the sleeve at (${x.toFixed(0)}, ${y.toFixed(0)}) keeps its bytes`);
     }
-    // Two thirds of the way from the shoulders' middle to the hips': the cami, not the white shirt.
+    // Two thirds of the way from the shoulders' middle to the hips': the new garment, not the old top.
     const cx = (at(POSE.leftShoulder).x + at(POSE.rightShoulder).x + 2 * (at(POSE.leftHip).x + at(POSE.rightHip).x)) / 6;
     const cy = (at(POSE.leftShoulder).y + at(POSE.rightShoulder).y + 2 * (at(POSE.leftHip).y + at(POSE.rightHip).y)) / 6;
     assert.ok(!same(cx, cy), `the torso at (${cx.toFixed(0)}, ${cy.toFixed(0)}) is the new garment's`);
