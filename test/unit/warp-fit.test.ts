@@ -933,6 +933,25 @@ describe('rendering and compositing', () => {
     assert.ok(distanceTo(pocket, [200, 200, 200]) < 30, `the pocket's edge became ${pocket}`);
   });
 
+  test('the rest of a hand that the layout gives to another region stays in front with it; skin past the hand does not', () => {
+    const drawn = syntheticPerson();
+    // A broad hand: skin from the right hand's side out to x 150 (rows 328..343), which the layout leaves outside the
+    // hand's region. The hand runs from the wrist (115, 320) to its knuckles (115, 343.5), 100 px between shoulders.
+    for (let y = 328; y < 344; y++) {
+      for (let x = 126; x < 150; x++) {
+        drawn.image.data.set(SKIN, (y * W + x) * 3);
+        drawn.person.matte.data[y * W + x] = 255;
+      }
+    }
+    const label = drawn.person.layout.labels[336 * W + 130];
+    assert.ok(label !== REGION.rightHand && label !== REGION.rightLowerArm, `(130, 336) is labelled ${label}`);
+    const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: greyLayer(95, 300, 60, 60), category: 'top' }] });
+    assert.deepEqual(pixel(composed, 130, 336), pixel(drawn.image.data, 130, 336), 'the hand beside its region keeps its bytes');
+    // 30 px from the hand's line, past its breadth (22 px either side): no hand, covered.
+    const past = pixel(composed, 145, 336);
+    assert.ok(distanceTo(past, [200, 200, 200]) < 30, `the skin past the hand became ${past}`);
+  });
+
   test('painted skin on a limb that shows no skin of its own is round: darker towards its side than on its axis', () => {
     // Old sleeves down to the wrists: no bare forearm tells the arms' light (warp-limbs.test.ts), so the face's colour
     // is painted, rounded. The left upper arm runs from (250, 150) to (275, 240); at row 225 its axis is at x ≈ 271,

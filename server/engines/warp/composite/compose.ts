@@ -104,6 +104,14 @@ const FRONT_EDGE = 0.2;
 const HAND_EDGE = 2;
 /** Below this share of a hand's region looking like skin, the skin's colour is not the hand's: all of it stays. */
 const HAND_SKIN = 0.3;
+/**
+ * A hand's back and fingers, drawn from its wrist through the middle of its index and little fingers' knuckles and
+ * `past` times that far on: `wrist` shoulder widths either side at the wrist, widening to `radius` at the knuckles
+ * and on (the layout's hand region is a narrow wedge and
+ * gives the rest of the hand to the torso, the hips, a forearm or a thigh); over a thigh only `onLeg` of that far,
+ * so that a hand hanging beside a bare thigh does not take the thigh with it.
+ */
+const WHOLE_HAND = { past: 1.3, wrist: 0.1, radius: 0.22, onLeg: 0.5 } as const;
 const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]);
 /**
  * Shading: local luminance (radius 8) over its surroundings (radius 32) among its own material (shading.ts), limited,
@@ -901,6 +909,77 @@ function handsInFront(
 }
 
 /**
+ * The bare skin of each hand that stays in front (`hands`, from its region) grown over the rest of the hand: the
+ * bare skin joined to it within the hand's shape (WHOLE_HAND), beyond its wrist, and not `cloth` (nearer an old
+ * garment's colour than the mean of the hand's own skin). The layout gives the back of a hand in a pocket to the
+ * torso and a forearm, so a longer top was drawn over most of it and left the region's skin standing in the cloth in
+ * patches (#72). Grown in place in `hands`, which then covers pixels of any label: outside the hand's region they
+ * stay in front as bare skin does, their edge smoothed.
+ */
+function wholeHands(
+  hands: Uint8Array,
+  labels: Uint8Array,
+  width: number,
+  layer: Layer,
+  bare: (o: number) => boolean,
+  cloth: ((o: number, hand: readonly number[]) => boolean) | null,
+  image: RawImage,
+  person: PersonAnalysis,
+  U: number,
+): void {
+  const { x0, y0, width: lw, height: lh } = layer;
+  const lm = person.landmarks;
+  const capsules = [
+    [REGION.leftHand, lm[POSE.leftWrist]!, lm[POSE.leftIndex]!, lm[POSE.leftPinky]!],
+    [REGION.rightHand, lm[POSE.rightWrist]!, lm[POSE.rightIndex]!, lm[POSE.rightPinky]!],
+  ].map(([region, wrist, index, pinky]) => {
+    const [w, i, p] = [wrist, index, pinky] as { x: number; y: number }[];
+    const knuckles = { x: (i!.x + p!.x) / 2, y: (i!.y + p!.y) / 2 };
+    const tip = { x: w!.x + (knuckles.x - w!.x) * WHOLE_HAND.past, y: w!.y + (knuckles.y - w!.y) * WHOLE_HAND.past };
+    const [dx, dy] = [tip.x - w!.x, tip.y - w!.y];
+    const length2 = dx * dx + dy * dy;
+    // Narrow at the wrist, as broad as the hand from its knuckles on.
+    const inside = (px: number, py: number, onLeg: boolean): boolean => {
+      const t = length2 > 0 ? ((px - w!.x) * dx + (py - w!.y) * dy) / length2 : 0;
+      if (t < 0) return false;
+      const along = Math.min(1, t);
+      const radius = U * (WHOLE_HAND.wrist + (WHOLE_HAND.radius - WHOLE_HAND.wrist) * Math.min(1, t * WHOLE_HAND.past));
+      const d2 = (w!.x + along * dx - px) ** 2 + (w!.y + along * dy - py) ** 2;
+      return d2 <= radius * radius * (onLeg ? WHOLE_HAND.onLeg ** 2 : 1);
+    };
+    return { region: region as number, inside };
+  });
+  const stack: number[] = [];
+  for (const { region, inside } of capsules) {
+    const seen = new Uint8Array(lw * lh);
+    const colour = [0, 0, 0];
+    for (let o = 0; o < hands.length; o++) {
+      const i = (y0 + Math.floor(o / lw)) * width + x0 + (o % lw);
+      if (!hands[o] || !bare(o) || labels[i] !== region) continue;
+      seen[o] = 1;
+      stack.push(o);
+      for (let c = 0; c < 3; c++) colour[c]! += image.data[i * image.channels + c]!;
+    }
+    for (let c = 0; c < 3; c++) colour[c]! /= Math.max(1, stack.length);
+    while (stack.length > 0) {
+      const o = stack.pop()!;
+      const x = o % lw;
+      const y = (o - x) / lw;
+      for (const [nx, ny] of [[x - 1, y], [x + 1, y], [x, y - 1], [x, y + 1]] as const) {
+        if (nx < 0 || ny < 0 || nx >= lw || ny >= lh) continue;
+        const n = ny * lw + nx;
+        if (seen[n] || !bare(n)) continue;
+        seen[n] = 1;
+        if (!inside(x0 + nx + 0.5, y0 + ny + 0.5, LEGS.has(labels[(y0 + ny) * width + x0 + nx]!))) continue;
+        if (cloth?.(n, colour)) continue;
+        hands[n] = 1;
+        stack.push(n);
+      }
+    }
+  }
+}
+
+/**
  * The old top's cloth over new bottoms, in their layer's box: per column, from where the top is first met (its colour
  * `nearest` the old top's, 1, rather than the old bottoms', 0, or skin, 2; within `gap` of the column's first pixel
  * it may be) down to its hem, through gaps of up to `gap` pixels (a fold's shadow). Below a longer gap (trousers) it
@@ -1033,6 +1112,16 @@ function drawLayer(
         }
       : null;
   const hands = handsInFront(labels, width, layer, skinLike, skinArea, trousers ?? clothes);
+  // Skin-coloured cloth beside a hand (khaki shorts) is told by its colour averaged round it, nearer an old garment's
+  // than the hand's own.
+  const besideHand = oldColours
+    ? (o: number, hand: readonly number[]): boolean => {
+        const mean = meanColour(image, x0 + (o % lw), y0 + Math.floor(o / lw), BESIDE_SMOOTHING);
+        const d = [oldColours.bottom, oldColours.top, hand].map((c) => Math.hypot(mean[0] - c[0]!, mean[1] - c[1]!, mean[2] - c[2]!));
+        return d[2]! > Math.min(d[0]!, d[1]!);
+      }
+    : null;
+  wholeHands(hands, labels, width, layer, (o) => skinLike[o] === 1 && skinArea[o]! >= BARE.share, besideHand, image, person, U);
   // The old top, kept, hangs over new bottoms: its cloth stays in front on the torso, the hips and the thighs, beside
   // a hanging arm's own shape (the cuff of a long sleeve) and round a hand by the hip. It is told from the old bottoms
   // by its colour averaged widely over the pixels it may be (a striped shirt's dark stripes are no trousers; an arm
@@ -1103,6 +1192,11 @@ function drawLayer(
       }
       allowed[o] = ok ? 1 - arm : 0;
       if (!ok) continue;
+      // The rest of a hand in front (wholeHands), its edge smoothed as bare skin's is.
+      if (hands[o]) {
+        inFront[o] = 1;
+        continue;
+      }
       // Through a layered garment's neck opening shows the top worn under it, not its inside back.
       if ((keptTop && keptTop[o]) || (placed.layered && layer.insideBack?.[o] === 1)) {
         inFront[o] = 1;
