@@ -945,7 +945,11 @@ describe('rendering and compositing', () => {
     }
     const label = drawn.person.layout.labels[336 * W + 130];
     assert.ok(label !== REGION.rightHand && label !== REGION.rightLowerArm, `(130, 336) is labelled ${label}`);
-    const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer: greyLayer(95, 300, 60, 60), category: 'top' }] });
+    const composed = compose({
+      image: drawn.image,
+      person: drawn.person,
+      layers: [{ layer: greyLayer(95, 300, 60, 60), category: 'top' }],
+    });
     assert.deepEqual(pixel(composed, 130, 336), pixel(drawn.image.data, 130, 336), 'the hand beside its region keeps its bytes');
     // 30 px from the hand's line, past its breadth (22 px either side): no hand, covered.
     const past = pixel(composed, 145, 336);

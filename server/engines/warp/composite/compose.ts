@@ -965,7 +965,12 @@ function wholeHands(
       const o = stack.pop()!;
       const x = o % lw;
       const y = (o - x) / lw;
-      for (const [nx, ny] of [[x - 1, y], [x + 1, y], [x, y - 1], [x, y + 1]] as const) {
+      for (const [nx, ny] of [
+        [x - 1, y],
+        [x + 1, y],
+        [x, y - 1],
+        [x, y + 1],
+      ] as const) {
         if (nx < 0 || ny < 0 || nx >= lw || ny >= lh) continue;
         const n = ny * lw + nx;
         if (seen[n] || !bare(n)) continue;
