@@ -313,6 +313,39 @@ test('an arm wears a sleeve when the old top covers it from the shoulder; a bare
   assert.equal(otherLimbs.sleeved(1), false, 'an arm out of sight');
 });
 
+test('a long sleeve’s end, for a new sleeve to reach, is at the wrist; a short one’s where the arm turns bare', () => {
+  // The drawn person's old top has sleeves down to the elbows: they end where sleeveEnd finds.
+  const { image, person } = syntheticPerson();
+  const short = limbPaint(image, person, skinModel(image, person)!, 0.8);
+  for (const arm of [0, 1]) assert.deepEqual(short.oldSleeveEnd(arm), short.sleeveEnd(arm));
+  // Sleeves down over the forearms to the hands: no bare stretch, so the sleeve ends at the wrist.
+  const long = syntheticPerson();
+  for (let i = 0; i < W * H; i++) {
+    const label = long.person.layout.labels[i]!;
+    if ((label === REGION.leftLowerArm || label === REGION.rightLowerArm) && long.person.matte.data[i]! >= 128)
+      long.image.data.set(OLD_TOP, i * 3);
+  }
+  const longLimbs = limbPaint(long.image, long.person, skinModel(long.image, long.person)!, 0.8);
+  for (const [arm, wrist] of [
+    [0, POSE.leftWrist],
+    [1, POSE.rightWrist],
+  ] as const) {
+    assert.equal(longLimbs.sleeveEnd(arm), null, 'the arm never turns bare');
+    const { x, y } = long.person.landmarks[wrist]!;
+    assert.deepEqual(longLimbs.oldSleeveEnd(arm), { x, y });
+  }
+  // Bare arms: none.
+  const bare = syntheticPerson();
+  for (let i = 0; i < W * H; i++) {
+    const label = bare.person.layout.labels[i]!;
+    if ((label === REGION.leftUpperArm || label === REGION.rightUpperArm) && bare.image.data[i * 3] === OLD_TOP[0])
+      bare.image.data.set(SKIN, i * 3);
+  }
+  const bareLimbs = limbPaint(bare.image, bare.person, skinModel(bare.image, bare.person)!, 0.8);
+  assert.equal(bareLimbs.oldSleeveEnd(0), null);
+  assert.equal(bareLimbs.oldSleeveEnd(1), null);
+});
+
 test('under a garment worn over long sleeves the old sleeve stays below its sleeve; above its end it goes as before', () => {
   const { image, person } = syntheticPerson();
   const shoulder = person.landmarks[POSE.leftShoulder]!;

@@ -161,9 +161,10 @@ export class WarpEngine implements Engine {
     const bottoms = garments.some((g) => g.category === 'bottom');
     const coverFrom = bottoms ? oldBottomsTop(image, person, body, skin) : null;
     const clothed = skin ? clothedWidth(image, person, body, skin) : null;
-    // Where the customer's own sleeves end: a new sleeve a little shorter is drawn down to it.
+    // Where the customer's own sleeves end, a long one's at the wrist: a new sleeve a little shorter is drawn down to
+    // it (short of a long sleeve, it left the old sleeve below, painted as a flat forearm, #8, #20, #22).
     const limbs = skin ? limbPaint(image, person, skin, CORE_RADIUS2) : null;
-    const sleeveEnds = limbs ? [limbs.sleeveEnd(0), limbs.sleeveEnd(1)] : null;
+    const sleeveEnds = limbs ? [limbs.oldSleeveEnd(0), limbs.oldSleeveEnd(1)] : null;
     // A dress ends no lower than the ankles, where both are seen in the photo.
     const ankles = [person.landmarks[POSE.leftAnkle]!, person.landmarks[POSE.rightAnkle]!];
     const seen = ankles.every((a) => a.visibility >= 0.5 && a.x >= 0 && a.y >= 0 && a.x < image.width && a.y < image.height);

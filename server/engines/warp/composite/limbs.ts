@@ -32,7 +32,7 @@
  * the bone's core rather than the leg's own width, its bins are uneven.
  */
 import { skeleton, type Bone } from '../../../vision/body-layout.ts';
-import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { BARE, isSkin, luma, skinChroma, type SkinModel } from './colour.ts';
 
 interface Limb {
@@ -170,6 +170,11 @@ export interface LimbPaint {
    * an arm.
    */
   sleeveEnd(arm: number): { x: number; y: number } | null;
+  /**
+   * Where an arm's (0 or 1) old sleeve ends for a new sleeve to reach: sleeveEnd, or the wrist for a sleeve from the
+   * shoulder (sleeved) that never turns bare (a long sleeve). Null on a bare arm or one out of sight.
+   */
+  oldSleeveEnd(arm: number): { x: number; y: number } | null;
   /** Whether an arm (0 or 1) wears a sleeve from the shoulder down (SLEEVED): false for a bare arm or one not seen. */
   sleeved(arm: number): boolean;
   /**
@@ -386,13 +391,21 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     return null;
   });
 
+  const sleeved = (arm: number): boolean => nearShoulder[arm]! >= MIN_PIXELS && bareNearShoulder[arm]! <= SLEEVED.bare * nearShoulder[arm]!;
   return {
     shape,
     sleeveEnd: (arm) => {
       const end = sleeveEnds[arm];
       return end ? { x: end.x, y: end.y } : null;
     },
-    sleeved: (arm) => nearShoulder[arm]! >= MIN_PIXELS && bareNearShoulder[arm]! <= SLEEVED.bare * nearShoulder[arm]!,
+    oldSleeveEnd: (arm) => {
+      const end = sleeveEnds[arm];
+      if (end) return { x: end.x, y: end.y };
+      if (!sleeved(arm)) return null;
+      const wrist = person.landmarks[arm === 0 ? POSE.leftWrist : POSE.rightWrist]!;
+      return { x: wrist.x, y: wrist.y };
+    },
+    sleeved,
     pastSleeveEnd(i, reach) {
       const k = limbOf[labels[i]!]!;
       const end = k < 0 ? null : sleeveEnds[k];
