@@ -105,11 +105,10 @@ const HAND_EDGE = 2;
 /** Below this share of a hand's region looking like skin, the skin's colour is not the hand's: all of it stays. */
 const HAND_SKIN = 0.3;
 /**
- * A hand's back and fingers, drawn from its wrist through the middle of its index and little fingers' knuckles and
- * `past` times that far on: `wrist` shoulder widths either side at the wrist, widening to `radius` at the knuckles
- * and on (the layout's hand region is a narrow wedge and
- * gives the rest of the hand to the torso, the hips, a forearm or a thigh); over a thigh only `onLeg` of that far,
- * so that a hand hanging beside a bare thigh does not take the thigh with it.
+ * A hand's back and fingers (the layout's hand region is a narrow wedge, and gives the rest of the hand to the torso,
+ * the hips, a forearm or a thigh): from its wrist through the middle of its index and little fingers' knuckles and
+ * `past` times that far on, `wrist` shoulder widths either side at the wrist, widening to `radius` at the knuckles and
+ * on; over a thigh only `onLeg` of that far, so that a hand hanging beside a bare thigh does not take the thigh along.
  */
 const WHOLE_HAND = { past: 1.3, wrist: 0.1, radius: 0.22, onLeg: 0.5 } as const;
 const LEGS = new Set<number>([REGION.leftUpperLeg, REGION.rightUpperLeg, REGION.leftLowerLeg, REGION.rightLowerLeg]);
