@@ -105,8 +105,6 @@ const SHOULDER_REACH = 0.1;
 const SLEEVE_GIRTH = 0.75;
 /** A strap's top lies this far (in shoulder widths) in from the shoulder joint, about halfway out from the neck. */
 const STRAP_INSET = 0.15;
-/** A sleeved top's shoulder seam lies this far (in shoulder widths) outside the shoulder joint, at a size M. */
-const SEAM_OUT = 0.04;
 
 /** +1 when `across` points away from the body's centre line at `p`, else −1. */
 function outward(across: Point, p: Point, shoulder: Point, frame: Frame): 1 | -1 {
@@ -214,7 +212,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
     // On the shoulder's outline (hair over it is ignored by the layout), a little inside it so the seam is on the body.
     const outline = sign > 0 ? body.shoulderTop.left : body.shoulderTop.right;
     let p = add({ x: joint.x, y: joint.y }, up, Math.max(0.06 * U, dot(sub(joint, outline), body.down) - 0.02 * U));
-    const out = g.straps ? -STRAP_INSET * U : SEAM_OUT * U + (shoulderSpread - 1) * 0.5 * U;
+    const out = g.straps ? -STRAP_INSET * U : 0.04 * U + (shoulderSpread - 1) * 0.5 * U;
     p = add(p, body.side, sign * out);
     if (scale.droppedShoulder) p = add(add(p, body.side, sign * 0.07 * U), body.down, 0.06 * U);
     return p;
@@ -311,15 +309,11 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
   const bodyPairs = pairs.length;
   const tubes: (SleeveShape & { outward: 1 | -1; skeleton: Skeleton })[] = [];
   /**
-   * A sleeve's length along `arm`, or along `drawn` where it is drawn along another line from another start: as long,
-   * relative to the shoulders seam to seam (SEAM_OUT outside the joints at a size M; a size's or fit's own change is
-   * `scale.sleeve`), as on the garment; drawn down to the old sleeve's end `old` when a little short of it. Measured
-   * against the joints' width instead, every sleeve came out some 8 % short: long ones stopped short of the wrist
-   * (#32, #50, #56).
+   * A sleeve's length along `arm`, or along `drawn` where it is drawn along another line from another start: drawn down
+   * to the old sleeve's end `old` when a little short of it.
    */
-  const seams = (1 + 2 * SEAM_OUT) * U;
   const onArm = (lengthG: number, arm: readonly Point[], old: Point | null, drawn = arm): number => {
-    let length = (lengthG / gf.unit) * seams * scale.sleeve;
+    let length = (lengthG / gf.unit) * U * scale.sleeve;
     if (scale.droppedShoulder) length -= 0.08 * U;
     if (rolled) length = Math.min(length, len(sub(arm[1]!, arm[0]!)) + 0.25 * len(sub(arm[2]!, arm[1]!)));
     else if (old) {
