@@ -70,6 +70,17 @@ function upperArm(person: ReturnType<typeof syntheticPerson>['person'], t: numbe
 }
 
 /** The result of a sleeveless new top over the torso. */
+/** The limbs' paint of the drawn person with the old top's short sleeves painted as skin: arms bare from the shoulders. */
+function bareArmed() {
+  const bare = syntheticPerson();
+  for (let i = 0; i < W * H; i++) {
+    const label = bare.person.layout.labels[i]!;
+    if ((label === REGION.leftUpperArm || label === REGION.rightUpperArm) && bare.image.data[i * 3] === OLD_TOP[0])
+      bare.image.data.set(SKIN, i * 3);
+  }
+  return limbPaint(bare.image, bare.person, skinModel(bare.image, bare.person)!, 0.8);
+}
+
 function dressed(image: ReturnType<typeof syntheticPerson>['image'], person: ReturnType<typeof syntheticPerson>['person']) {
   const layer = { layer: greyLayer(155, 140, 91, 170), category: 'top' as const };
   return compose({ image, person, layers: [layer], skin: skinModel(image, person) });
@@ -224,13 +235,7 @@ test('an old sleeve ends where the arm turns bare across: at the drawn person’
     );
   }
   // Bare arms from the shoulders: no old sleeve.
-  const bare = syntheticPerson();
-  for (let i = 0; i < W * H; i++) {
-    const label = bare.person.layout.labels[i]!;
-    if ((label === REGION.leftUpperArm || label === REGION.rightUpperArm) && bare.image.data[i * 3] === OLD_TOP[0])
-      bare.image.data.set(SKIN, i * 3);
-  }
-  const bareLimbs = limbPaint(bare.image, bare.person, skinModel(bare.image, bare.person)!, 0.8);
+  const bareLimbs = bareArmed();
   assert.equal(bareLimbs.sleeveEnd(0), null);
   assert.equal(bareLimbs.sleeveEnd(1), null);
 });
@@ -335,13 +340,7 @@ test('a long sleeve’s end, for a new sleeve to reach, is at the wrist; a short
     assert.deepEqual(longLimbs.oldSleeveEnd(arm), { x, y });
   }
   // Bare arms: none.
-  const bare = syntheticPerson();
-  for (let i = 0; i < W * H; i++) {
-    const label = bare.person.layout.labels[i]!;
-    if ((label === REGION.leftUpperArm || label === REGION.rightUpperArm) && bare.image.data[i * 3] === OLD_TOP[0])
-      bare.image.data.set(SKIN, i * 3);
-  }
-  const bareLimbs = limbPaint(bare.image, bare.person, skinModel(bare.image, bare.person)!, 0.8);
+  const bareLimbs = bareArmed();
   assert.equal(bareLimbs.oldSleeveEnd(0), null);
   assert.equal(bareLimbs.oldSleeveEnd(1), null);
 });
