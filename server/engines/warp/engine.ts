@@ -188,7 +188,7 @@ export class WarpEngine implements Engine {
     };
     // A top or dress whose sleeves end well above the wrists goes over a customer's long sleeves, which stay below
     // its own (painted as bare forearms, they were flat tubes of skin).
-    const longSleeved = limbs !== null && [0, 1].some((arm) => limbs.sleeved(arm) && limbs.sleeveEnd(arm) === null);
+    const longSleeved = limbs !== null && [0, 1].some((arm) => limbs.longSleeve(arm));
     const armLength = (polylineLength(body.arm.left) + polylineLength(body.arm.right)) / 2 / body.unit;
     const overSleeves = (cutout: GarmentCutout): boolean => {
       const share = longSleeved ? sleeveShare(cutout, scale.sleeve) : 0;

@@ -171,10 +171,12 @@ export interface LimbPaint {
    */
   sleeveEnd(arm: number): { x: number; y: number } | null;
   /**
-   * Where an arm's (0 or 1) old sleeve ends for a new sleeve to reach: sleeveEnd, or the wrist for a sleeve from the
-   * shoulder (sleeved) that never turns bare (a long sleeve). Null on a bare arm or one out of sight.
+   * Where an arm's (0 or 1) old sleeve ends for a new sleeve to reach: sleeveEnd, or the wrist for a long sleeve
+   * (longSleeve). Null on a bare arm or one out of sight.
    */
   oldSleeveEnd(arm: number): { x: number; y: number } | null;
+  /** Whether an arm (0 or 1) wears a long sleeve: sleeved from the shoulder, and never turning bare (no sleeveEnd). */
+  longSleeve(arm: number): boolean;
   /** Whether an arm (0 or 1) wears a sleeve from the shoulder down (SLEEVED): false for a bare arm or one not seen. */
   sleeved(arm: number): boolean;
   /**
@@ -392,6 +394,7 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
   });
 
   const sleeved = (arm: number): boolean => nearShoulder[arm]! >= MIN_PIXELS && bareNearShoulder[arm]! <= SLEEVED.bare * nearShoulder[arm]!;
+  const longSleeve = (arm: number): boolean => sleeved(arm) && !sleeveEnds[arm];
   return {
     shape,
     sleeveEnd: (arm) => {
@@ -401,10 +404,11 @@ function measureLimbs(image: RawImage, person: PersonAnalysis, skin: SkinModel, 
     oldSleeveEnd: (arm) => {
       const end = sleeveEnds[arm];
       if (end) return { x: end.x, y: end.y };
-      if (!sleeved(arm)) return null;
+      if (!longSleeve(arm)) return null;
       const wrist = person.landmarks[arm === 0 ? POSE.leftWrist : POSE.rightWrist]!;
       return { x: wrist.x, y: wrist.y };
     },
+    longSleeve,
     sleeved,
     pastSleeveEnd(i, reach) {
       const k = limbOf[labels[i]!]!;
