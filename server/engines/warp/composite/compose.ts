@@ -29,7 +29,7 @@ import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
 import { bareNeckline, bareUnderChin, wallAboveShoulders } from './neckline.ts';
 import { add, armsFolded, bodyFrame } from '../fit/body.ts';
-import { boxMean, components, squareFilter } from '../../../kernel/raster.ts';
+import { boxMean, components, flood4, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, isSkinAt, luma, shadedSkin, skinChroma, skinModel, type SkinModel } from './colour.ts';
@@ -948,38 +948,25 @@ function wholeHands(
     };
     return { region: region as number, inside };
   });
-  const stack: number[] = [];
   for (const { region, inside } of capsules) {
-    const seen = new Uint8Array(lw * lh);
+    const seeds: number[] = [];
     const colour = [0, 0, 0];
     for (let o = 0; o < hands.length; o++) {
       const i = (y0 + Math.floor(o / lw)) * width + x0 + (o % lw);
       if (!hands[o] || !bare(o) || labels[i] !== region) continue;
-      seen[o] = 1;
-      stack.push(o);
+      seeds.push(o);
       for (let c = 0; c < 3; c++) colour[c]! += image.data[i * image.channels + c]!;
     }
-    for (let c = 0; c < 3; c++) colour[c]! /= Math.max(1, stack.length);
-    while (stack.length > 0) {
-      const o = stack.pop()!;
-      const x = o % lw;
-      const y = (o - x) / lw;
-      for (const [nx, ny] of [
-        [x - 1, y],
-        [x + 1, y],
-        [x, y - 1],
-        [x, y + 1],
-      ] as const) {
-        if (nx < 0 || ny < 0 || nx >= lw || ny >= lh) continue;
-        const n = ny * lw + nx;
-        if (seen[n] || !bare(n)) continue;
-        seen[n] = 1;
-        if (!inside(x0 + nx + 0.5, y0 + ny + 0.5, LEGS.has(labels[(y0 + ny) * width + x0 + nx]!))) continue;
-        if (cloth?.(n, colour)) continue;
-        hands[n] = 1;
-        stack.push(n);
-      }
-    }
+    for (let c = 0; c < 3; c++) colour[c]! /= Math.max(1, seeds.length);
+    // The colour test averages a square round the pixel: each pixel's answer is kept (1 cloth, 2 not).
+    const isCloth = new Uint8Array(lw * lh);
+    const grown = flood4(lw, lh, seeds, (x, y) => {
+      const n = y * lw + x;
+      if (!bare(n) || !inside(x0 + x + 0.5, y0 + y + 0.5, LEGS.has(labels[(y0 + y) * width + x0 + x]!))) return false;
+      if (cloth && isCloth[n] === 0) isCloth[n] = cloth(n, colour) ? 1 : 2;
+      return isCloth[n] !== 1;
+    });
+    for (const n of grown) hands[n] = 1;
   }
 }
 
