@@ -14,7 +14,7 @@ import { OUTSIDE, limbPaint } from '../../server/engines/warp/composite/limbs.ts
 import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, mid, sub } from '../../server/engines/warp/fit/body.ts';
-import { restOnShoulders, roundCorners } from '../../server/engines/warp/fit/drape.ts';
+import { hemAtWrists, restOnShoulders, roundCorners } from '../../server/engines/warp/fit/drape.ts';
 import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
 import { inBand, ownedBy, placeGarment } from '../../server/engines/warp/fit/place.ts';
@@ -1390,6 +1390,62 @@ describe('cloth resting on the shoulders', () => {
     assert.equal(alpha(79, 10), 1, 'the top-right corner, on the body, stays');
     assert.equal(alpha(62, 4), 1, 'the strap, on the body, stays');
     for (let x = 50; x < width; x++) for (let y = 0; y < height; y++) assert.equal(layer.alpha[y * width + x], before[y * width + x]);
+  });
+});
+
+describe('a sleeve ending where the hand comes out', () => {
+  // The drawn person's left forearm runs from the elbow (275, 240) to the wrist (285, 320); the layout gives its
+  // hand's region from the wrist on, and the hand's skin is painted down to the knuckles.
+  const sleeveOverForearm = (): Layer => {
+    const layer = greyLayer(240, 200, 90, 180);
+    layer.tube = new Uint8Array(layer.width * layer.height).fill(1);
+    return layer;
+  };
+  const forearm = { x: 10 / Math.hypot(10, 80), y: 80 / Math.hypot(10, 80) };
+  // A point `along` pixels down the forearm from the wrist and `across` pixels off its line.
+  const fromWrist = (along: number, across: number): [number, number] => [
+    Math.round(285 + along * forearm.x + across * forearm.y),
+    Math.round(320 + along * forearm.y - across * forearm.x),
+  ];
+  const cut = (image: RawImage, person: PersonAnalysis, layer: Layer): ((p: [number, number]) => number) => {
+    hemAtWrists(layer, image, person, skinModel(image, person), bodyFrame(person).unit);
+    return ([x, y]) => layer.alpha[(y - layer.y0) * layer.width + x - layer.x0]!;
+  };
+
+  test('a sleeve drawn over a seen hand ends where its skin begins, square across the forearm; the body stays', () => {
+    const { image, person } = syntheticPerson();
+    const layer = sleeveOverForearm();
+    // The sleeve's inner strip beside the body is the garment's body, not the tube.
+    for (let y = 0; y < layer.height; y++) for (let x = 0; x < 10; x++) layer.tube![y * layer.width + x] = 0;
+    const alpha = cut(image, person, layer);
+    for (const across of [-14, 0, 14]) {
+      assert.equal(alpha(fromWrist(-4, across)), 1, `above the wrist, ${across} px off the forearm`);
+      assert.equal(alpha(fromWrist(10, across)), 0, `past the wrist, ${across} px off the forearm`);
+      assert.equal(alpha(fromWrist(30, across)), 0, `over the hand, ${across} px off the forearm`);
+    }
+    assert.equal(alpha([245, 360]), 1, "the garment's body past the hem's line");
+  });
+
+  test('an old cuff over the wrist is covered: the hem is where the skin begins, not at the wrist', () => {
+    const { image, person } = syntheticPerson();
+    const { width, channels } = image;
+    for (let i = 0; i < person.layout.labels.length; i++) {
+      const [x, y] = [(i % width) + 0.5, Math.floor(i / width) + 0.5];
+      const along = (x - 285) * forearm.x + (y - 320) * forearm.y;
+      if (person.layout.labels[i] === REGION.leftHand && along < 14) image.data.set(OLD_TOP, i * channels);
+    }
+    const alpha = cut(image, person, sleeveOverForearm());
+    assert.equal(alpha(fromWrist(8, 0)), 1, 'over the old cuff');
+    assert.equal(alpha(fromWrist(24, 0)), 0, 'over the hand');
+  });
+
+  test('over a hand not seen (no region of its own), the sleeve is drawn as long as it was', () => {
+    const { image, person } = syntheticPerson();
+    const labels = person.layout.labels;
+    for (let i = 0; i < labels.length; i++) if (labels[i] === REGION.leftHand) labels[i] = REGION.leftLowerArm;
+    const layer = sleeveOverForearm();
+    cut(image, person, layer);
+    assert.ok(layer.alpha.every((a) => a === 1));
   });
 });
 

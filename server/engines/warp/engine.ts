@@ -29,7 +29,7 @@ import { limbPaint } from './composite/limbs.ts';
 import { bodyFrame, dot, len, polylineLength, sub } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
-import { restOnShoulders } from './fit/drape.ts';
+import { hemAtWrists, restOnShoulders } from './fit/drape.ts';
 import { closeGaps } from './composite/gaps.ts';
 import { garmentScale } from './fit/sizing.ts';
 import {
@@ -215,7 +215,9 @@ export class WarpEngine implements Engine {
         // gaps inside a top or dress (between a sleeve and the body) do not let old clothing show through. Between
         // trouser legs a gap is the gap between the legs.
         const layer =
-          cutout.category === 'bottom' ? drawn : closeGaps(restOnShoulders(drawn, body, person), image, person, skin, body.unit);
+          cutout.category === 'bottom'
+            ? drawn
+            : closeGaps(hemAtWrists(restOnShoulders(drawn, body, person), image, person, skin, body.unit), image, person, skin, body.unit);
         const skirt = cutout.category === 'bottom' && !cutout.landmarks.crotch;
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
         const layered = placed.garment.landmarks.layered === true || (over && sleeveless(cutout));

@@ -5,9 +5,12 @@
  * the sides, its corners would stand off the body like pads or wings. Near
  * the shoulders, the garment may reach only a little way past the person's
  * outline (a collar or a puffer's thickness), a margin that widens towards
- * the armpits, where a sleeve's ease or a jacket's cut may stand away.
+ * the armpits, where a sleeve's ease or a jacket's cut may stand away. At
+ * its other end, a long sleeve ends where the hand comes out of it.
  */
-import { REGION, type PersonAnalysis } from '../../../vision/types.ts';
+import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
+import { isSkin, type SkinModel } from '../composite/colour.ts';
+import type { Point } from '../types.ts';
 import type { BodyFrame } from './body.ts';
 import type { Layer } from './render.ts';
 
@@ -158,4 +161,67 @@ export function roundCorners(layer: Layer, radius: number, rows: number, free: (
       alpha[k] = alpha[k]! * Math.max(0, Math.min(1, radius + 0.5 - fromCore[k]!));
     }
   }
+}
+
+/**
+ * A sleeve ends where its hand's skin begins: `across` is how far from the forearm's line (in shoulder widths) its cuff
+ * may lie; `seen` how many skin pixels of the hand's region (in squared shoulder widths) show a hand; the hem lies at
+ * the `quantile` of their distances along the forearm (the region's edge is stepped: its top few pixels).
+ */
+const CUFF = { across: 0.4, seen: 0.01, quantile: 0.05 } as const;
+
+/**
+ * The layer with each sleeve that reaches over a seen hand cut where the hand's skin begins, square across the
+ * forearm and anti-aliased; the layer itself is changed. A long sleeve is drawn a little longer than the arm; the
+ * hand, which stays in front, then cut it along the layout's hand region, whose coarse cells stair-stepped the cuff
+ * and left the sleeve's corners hanging beside the hand (#40). Not at the wrist's landmark: an old sleeve's cuff may
+ * hide the wrist, and the new sleeve, cut there, bared the cuff below it (#20).
+ */
+export function hemAtWrists(layer: Layer, image: RawImage, person: PersonAnalysis, skin: SkinModel | null, unit: number): Layer {
+  const { tube, alpha, x0, y0, width: lw, height: lh } = layer;
+  if (!tube || !skin) return layer;
+  const lm = person.landmarks;
+  const { labels } = person.layout;
+  const { width, data, channels } = image;
+  const hands: { elbow: Point; d: Point; hem: number }[] = [];
+  for (const [elbow, wrist, region] of [
+    [lm[POSE.leftElbow]!, lm[POSE.leftWrist]!, REGION.leftHand],
+    [lm[POSE.rightElbow]!, lm[POSE.rightWrist]!, REGION.rightHand],
+  ] as const) {
+    if (elbow.visibility < 0.5 || wrist.visibility < 0.5) continue;
+    const length = Math.hypot(wrist.x - elbow.x, wrist.y - elbow.y) || 1;
+    const d = { x: (wrist.x - elbow.x) / length, y: (wrist.y - elbow.y) / length };
+    const along: number[] = [];
+    for (let i = 0; i < labels.length; i++) {
+      if (labels[i] !== region || !isSkin(skin, data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!)) continue;
+      along.push(((i % width) + 0.5 - elbow.x) * d.x + (Math.floor(i / width) + 0.5 - elbow.y) * d.y);
+    }
+    if (along.length < CUFF.seen * unit * unit) continue;
+    along.sort((a, b) => a - b);
+    hands.push({ elbow, d, hem: along[Math.floor(CUFF.quantile * (along.length - 1))]! });
+  }
+  if (hands.length === 0) return layer;
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const o = y * lw + x;
+      if (tube[o] !== 1 || alpha[o]! <= 0) continue;
+      const px = x0 + x + 0.5;
+      const py = y0 + y + 0.5;
+      // The forearm nearest the pixel, and how far past its hand's hem line the pixel lies.
+      let nearest = Infinity;
+      let past = -Infinity;
+      for (const { elbow, d, hem } of hands) {
+        const t = (px - elbow.x) * d.x + (py - elbow.y) * d.y;
+        const off = Math.abs((px - elbow.x) * d.y - (py - elbow.y) * d.x);
+        // Off the forearm from its elbow to a little past its hem (the line goes on across the body).
+        const beyond = t - hem - CUFF.across * unit;
+        const distance = t < 0 ? Math.hypot(off, t) : beyond > 0 ? Math.hypot(off, beyond) : off;
+        if (distance >= nearest || distance > CUFF.across * unit) continue;
+        nearest = distance;
+        past = t - hem;
+      }
+      if (past > -0.5) alpha[o] = alpha[o]! * Math.max(0, Math.min(1, 0.5 - past));
+    }
+  }
+  return layer;
 }
