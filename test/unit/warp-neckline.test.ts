@@ -225,6 +225,36 @@ test('a top cut round the bare neck follows a rounded outline, not the layout’
   assert.ok(Math.max(...jumps) <= 3, `the neck's edge by row: ${edges.join(' ')}`);
 });
 
+test('the head’s region low over the shoulders meets a garment in a smooth edge, not in the layout’s steps', () => {
+  const { image, person } = syntheticPerson();
+  const labels = person.layout.labels;
+  // Bare skin beside the neck, which the layout gives to the head in steps 8 pixels wide and 6 tall (below halfway
+  // from the chin, row 103, to the shoulders, row 150), the rest of it to the torso.
+  const step = (x: number): number => 136 + 6 * Math.floor((x - 158) / 8);
+  for (let y = 128; y < 176; y++) {
+    for (let x = 150; x < 196; x++) {
+      image.data.set(SKIN, (y * W + x) * 3);
+      labels[y * W + x] = x >= 158 && x < 190 && y < step(x) ? REGION.head : REGION.torso;
+    }
+  }
+  const layer = greyLayer(150, 120, 46, 60);
+  layer.rgb.fill(40);
+  const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin: skinModel(image, person) });
+  // Column by column, the first row from the top that is the layer's dark.
+  const half = (40 + SKIN[0]) / 2;
+  const edges: number[] = [];
+  for (let x = 160; x < 188; x++) {
+    let y = 128;
+    while (y < 176 && out[(y * W + x) * 3]! > half) y++;
+    edges.push(y);
+  }
+  const jumps = edges.slice(1).map((e, k) => Math.abs(e - edges[k]!));
+  assert.ok(Math.max(...jumps) <= 3, `the garment's edge by column: ${edges.join(' ')}`);
+  // The face is never smoothed.
+  const face = (100 * W + 200) * 3;
+  assert.deepEqual([...out.subarray(face, face + 3)], [...image.data.subarray(face, face + 3)]);
+});
+
 test('a bare forearm’s edge in front of a garment is anti-aliased too, over its own skin', () => {
   const { image, person } = syntheticPerson();
   // A dark layer over the left forearm (bare, about x 271..293), as a garment's body it hangs in front of.

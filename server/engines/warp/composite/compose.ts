@@ -27,7 +27,7 @@
 import { insideConvex, segmentDistance2, skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
-import { bareNeckline, bareUnderChin, wallAboveShoulders } from './neckline.ts';
+import { bareNeckline, bareUnderChin, chinRow, wallAboveShoulders } from './neckline.ts';
 import { add, armsFolded, bodyFrame } from '../fit/body.ts';
 import { boxMean, components, flood4, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
@@ -1163,6 +1163,8 @@ function drawLayer(
   // shoulder caps, and not over bare skin or a kept top in front of it (`inFront`).
   const allowed = new Float32Array(lw * lh);
   const inFront = new Float32Array(lw * lh);
+  // Halfway from the chin down to the shoulders.
+  const low = (chinRow(person) + (shoulders[0]!.y + shoulders[1]!.y) / 2) / 2;
   for (let y = 0; y < lh; y++) {
     for (let x = 0; x < lw; x++) {
       const o = y * lw + x;
@@ -1180,6 +1182,14 @@ function drawLayer(
         else if (ARMS.has(label)) arm = limbs.shape[i]! > OUTSIDE && (skinLike[y * lw + x] === 1 || !oldColours?.inPrint?.(i)) ? 1 : 0;
         else if (!HANDS.has(label) && skinLike[y * lw + x] === 1) arm = limbs.armCover(x0 + x + 0.5, y0 + y + 0.5);
         if (arm >= 0.5) ok = false;
+      }
+      // The head's region low over the shoulders (hair on them, the neck's sides) stays in front with its edge
+      // smoothed, as bare skin's is: cut along the layout's coarse cells, a garment's shoulders followed their steps
+      // (#40). The face and the jaw above are never smoothed.
+      if (!ok && label === REGION.head && y0 + y > low) {
+        allowed[o] = 1;
+        inFront[o] = 1;
+        continue;
       }
       allowed[o] = ok ? 1 - arm : 0;
       if (!ok) continue;
@@ -1238,7 +1248,7 @@ function drawLayer(
     }
   }
   // What is in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority over a
-  // square of radius FRONT_SMOOTHING. The head and hands are never smoothed. Over bare skin the garment fades out
+  // square of radius FRONT_SMOOTHING. The face and the hands' regions are never smoothed. Over bare skin the garment fades out
   // over the last stretch below the majority (FRONT_EDGE), so its edge against the neck or an arm in front is
   // anti-aliased, not a staircase of the layout's cells. Over old clothing it is cut at the majority: faded, it would
   // let the old top or sleeve under its edge show as a dark halo.
