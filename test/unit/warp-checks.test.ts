@@ -210,18 +210,22 @@ describe('warp post-conditions', () => {
     assert.equal(oldClothingViolation(image, Uint8Array.from(image.data), person, skin, trousers)?.check, 'old-clothing');
   });
 
-  test('pose: both forearms folded across the chest are refused for a garment with sleeves, arms down are not', () => {
+  test('pose: both forearms folded across the chest are refused for a garment with long sleeves, arms down are not', () => {
     const crossed = {
       ...person,
       landmarks: person.landmarks.map((p, k) =>
         k === POSE.leftWrist ? { ...p, x: 165, y: 220 } : k === POSE.rightWrist ? { ...p, x: 235, y: 220 } : p,
       ),
     };
+    // The tee's sleeves run 0.64 of its shoulders' width; these 1.5.
+    const longSleeves = { ...tee, landmarks: { ...tee.landmarks, leftSleeveEnd: { x: 190, y: 167 }, rightSleeveEnd: { x: 10, y: 167 } } };
     const bottom = { category: 'bottom' as const, landmarks: {} };
-    const teeDress = { ...tee, category: 'dress' as const };
-    assert.equal(poseViolation(crossed, bodyFrame(crossed), [tee])?.check, 'pose');
-    assert.equal(poseViolation(crossed, bodyFrame(crossed), [bottom, teeDress])?.check, 'pose');
-    assert.equal(poseViolation(person, body, [tee, bottom]), null);
+    const dress = { ...longSleeves, category: 'dress' as const };
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [longSleeves])?.check, 'pose');
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [bottom, dress])?.check, 'pose');
+    assert.equal(poseViolation(person, body, [longSleeves, bottom]), null);
+    // Short sleeves end above the elbows, beside the folded forearms.
+    assert.equal(poseViolation(crossed, bodyFrame(crossed), [tee, bottom]), null);
   });
 
   test('pose: folded arms do not stop a top or dress without sleeves, drawn behind the forearms', () => {

@@ -241,6 +241,21 @@ describe('placing a top on a body', () => {
     close(endOf([at(own * 0.8), null]).t, own, 1e-6, 'longer already');
   });
 
+  test('with the forearms folded across the body, a sleeve ends at the elbow; with them down it runs on', () => {
+    // The tee's sleeves made 1.5 of its shoulders' width long: down the arms, past the elbows.
+    const longSleeves = { ...tee, landmarks: { ...tee.landmarks, leftSleeveEnd: { x: 190, y: 167 }, rightSleeveEnd: { x: 10, y: 167 } } };
+    const endOf = (folded: boolean): number => {
+      const placement = placeGarment(longSleeves, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false, folded });
+      const sleeve = placement.pieces.find((p) => p.skeleton && ownedBy(p, 175, 60))!;
+      const point = skeletonForward(sleeve.skeleton!).map(190, 167);
+      // Along the left upper arm, from (250, 150) to the elbow (275, 240): 1 at the elbow.
+      return ((point.x - 250) * 25 + (point.y - 150) * 90) / (25 * 25 + 90 * 90);
+    };
+    const folded = endOf(true);
+    assert.ok(folded > 0.8 && folded <= 1, `folded: the sleeve ends at ${folded.toFixed(3)} of the upper arm`);
+    assert.ok(endOf(false) > 1.3, `down: at ${endOf(false).toFixed(3)}`);
+  });
+
   test('a sleeve begins at the shoulder’s top, and its cap beyond the armhole is drawn by the sleeve alone', () => {
     const placement = placeGarment(tee, body, { scale: garmentScale('M', 'M', 'regular'), styling: [], tucked: false });
     const sleeves = placement.pieces.filter((p) => p.skeleton);

@@ -58,6 +58,8 @@ const TOP_HEM = 2.1;
  * shoulder (the draped one-shoulder dress: 0.49; the wide set's other tops and dresses: under 0.05).
  */
 const ONE_SHOULDER = 0.25;
+/** The longest short sleeve, in its garment's shoulder widths (shortSleeved). */
+const SHORT_FOLDED = 1.05;
 /** Above this share of the replaced regions, old clothing left showing breaks the picture. */
 const OLD_CLOTHING = 0.08;
 /**
@@ -308,16 +310,16 @@ export function garmentViolation(garments: readonly Pick<GarmentCutout, 'categor
 
 /**
  * Poses the engine cannot dress without a broken picture: both forearms folded across the chest when a garment with
- * sleeves is asked for above the waist (its sleeves have nowhere to go: drawn along the folded arms they were flat
- * blocks). A top or dress without sleeves is drawn behind the folded forearms, and bottoms lie below them. Null when
- * the pose is fine for these garments.
+ * long sleeves is asked for above the waist (its sleeves have nowhere to go: drawn along the folded arms they were flat
+ * blocks). A top or dress without sleeves, or with short ones (shortSleeved: they end at the elbows, place.ts), is
+ * drawn behind the folded forearms, and bottoms lie below them. Null when the pose is fine for these garments.
  */
 export function poseViolation(
   person: PersonAnalysis,
   body: BodyFrame,
   garments: readonly Pick<GarmentCutout, 'category' | 'landmarks'>[],
 ): Violation | null {
-  if (garments.every((g) => g.category === 'bottom' || sleeveless(g))) return null;
+  if (garments.every((g) => g.category === 'bottom' || sleeveless(g) || shortSleeved(g))) return null;
   if (armsFolded(person, body))
     return { check: 'pose', detail: 'the arms are crossed over the body; photograph the customer with the arms down or at the sides' };
   return null;
@@ -326,4 +328,16 @@ export function poseViolation(
 /** A top or dress with no sleeves found: a cami, a tank, a strapless or halter top, a slip dress. */
 export function sleeveless({ category, landmarks }: Pick<GarmentCutout, 'category' | 'landmarks'>): boolean {
   return (category === 'top' || category === 'dress') && !landmarks.leftSleeveEnd && !landmarks.rightSleeveEnd;
+}
+
+/**
+ * A top or dress with short sleeves: each at most SHORT_FOLDED of its shoulders' width long, from its shoulder point to
+ * its end's centre (on the wide set, short sleeves measure 0.2 to 0.99 so, three-quarter and long ones 1.13 to 2.35).
+ */
+export function shortSleeved({ category, landmarks: g }: Pick<GarmentCutout, 'category' | 'landmarks'>): boolean {
+  if ((category !== 'top' && category !== 'dress') || !g.leftShoulder || !g.rightShoulder) return false;
+  const unit = Math.hypot(g.leftShoulder.x - g.rightShoulder.x, g.leftShoulder.y - g.rightShoulder.y) || 1;
+  const along = (end: { x: number; y: number } | undefined, shoulder: { x: number; y: number }): number =>
+    end ? Math.hypot(end.x - shoulder.x, end.y - shoulder.y) : 0;
+  return Math.max(along(g.leftSleeveEnd, g.leftShoulder), along(g.rightSleeveEnd, g.rightShoulder)) <= SHORT_FOLDED * unit;
 }

@@ -26,7 +26,7 @@ import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
 import { CORE_RADIUS2, compose, type PlacedLayer } from './composite/compose.ts';
 import { limbPaint } from './composite/limbs.ts';
-import { bodyFrame, dot, len, polylineLength, sub } from './fit/body.ts';
+import { armsFolded, bodyFrame, dot, len, polylineLength, sub } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { hemAtWrists, restOnShoulders } from './fit/drape.ts';
@@ -169,6 +169,7 @@ export class WarpEngine implements Engine {
     const ankles = [person.landmarks[POSE.leftAnkle]!, person.landmarks[POSE.rightAnkle]!];
     const seen = ankles.every((a) => a.visibility >= 0.5 && a.x >= 0 && a.y >= 0 && a.x < image.width && a.y < image.height);
     const floor = seen ? (dot(sub(ankles[0]!, body.origin), body.down) + dot(sub(ankles[1]!, body.origin), body.down)) / 2 : null;
+    const folded = armsFolded(person, body);
     /** One garment placed at a level of caution (see SAFER), with the cut-out placed; null when it folds even there. */
     const place = (cutout: GarmentCutout, level: number): { garment: GarmentCutout; placement: Placement } | null => {
       const options = {
@@ -181,6 +182,7 @@ export class WarpEngine implements Engine {
         clothed,
         sleeveEnds,
         floor,
+        folded,
       };
       const garment = level > 1 ? withoutSleeves(cutout) : cutout;
       const placement = placeGarment(garment, body, options);

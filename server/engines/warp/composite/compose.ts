@@ -238,7 +238,8 @@ export function compose(input: ComposeInput): Uint8Array {
   const sheathed =
     bottoms.length > 0 ? sheathedBody(image, person, skin, layerCoverage(bottoms, width, height), oldColours, limbs, crotch) : null;
   const background = wallBehind(image, person);
-  // Arms folded across the body: only a garment without sleeves is drawn on them (checks.ts), behind them.
+  // Arms folded across the body: only a garment without sleeves or with short ones is drawn on them (checks.ts),
+  // behind them.
   const folded = armsFolded(person, bodyFrame(person));
   const keptSleeve = limbs ? oldSleevesKept(layers, limbs, width) : null;
   removeOldClothing(out, image, lum, person, skin, shading, coverage, kinds, sheathed, background, oldColours, folded, keptSleeve);
@@ -1151,7 +1152,7 @@ function drawLayer(
   const sleeveEnds = limbs ? sleeveReach(layer, limbs, width) : [-Infinity, -Infinity];
   const where = { arm: 0, along: 0 };
   const inSleeve = (i: number): boolean => limbs !== null && limbs.onArm(i, where) && where.along < sleeveEnds[where.arm]! - SLEEVE_END * U;
-  // Forearms folded across the body lie in front of a top or dress drawn behind them (only one without sleeves is):
+  // Forearms folded across the body lie in front of a top or dress drawn behind them (one without long sleeves):
   // the layout's coarse regions give parts of them to the torso, where the garment cut into them in shards.
   const folded = category !== 'bottom' && foldedArms ? skeleton(person.landmarks).bones.filter((b) => FOLDED.has(b.region)) : [];
   // The layout's neck, its stair-stepped edges rounded off: a garment's neckline cut round it followed the steps (#40).

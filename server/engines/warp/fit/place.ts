@@ -182,6 +182,8 @@ export interface PlaceOptions {
    * maxi dress longer than its wearer was drawn past the feet, over the shoes).
    */
   floor?: number | null;
+  /** Forearms folded across the body: sleeves end at the elbows, and the forearms lie in front of the garment. */
+  folded?: boolean;
 }
 
 export function placeGarment(cutout: GarmentCutout, body: BodyFrame, options: PlaceOptions): Placement {
@@ -320,7 +322,7 @@ function placeUpper(cutout: GarmentCutout, body: BodyFrame, options: PlaceOption
       const cover = lengthTo(drawn, old) + SLEEVE_SPARE * U;
       if (cover > length && cover <= length * SLEEVE_LENGTHEN) length = cover;
     }
-    return Math.min(length, polylineLength(arm) * 1.04);
+    return Math.min(length, options.folded ? len(sub(arm[1]!, arm[0]!)) : polylineLength(arm) * 1.04);
   };
   for (const [end, shoulderG, arm, shoulderB, pitG, top, old] of [
     [g.leftSleeveEnd, g.leftShoulder, body.arm.left, leftShoulder, g.leftArmpit, body.shoulderTop.left, options.sleeveEnds?.[0]],
