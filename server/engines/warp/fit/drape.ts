@@ -180,10 +180,53 @@ const CUFF = { across: 0.4, seen: 0.01, quantile: 0.05 } as const;
 export function hemAtWrists(layer: Layer, image: RawImage, person: PersonAnalysis, skin: SkinModel | null, unit: number): Layer {
   const { tube, alpha, x0, y0, width: lw, height: lh } = layer;
   if (!tube || !skin) return layer;
+  const hands = handHems(image, person, skin, unit);
+  if (hands.length === 0) return layer;
+  const reach2 = (CUFF.across * unit) ** 2;
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const o = y * lw + x;
+      if (tube[o] !== 1 || alpha[o]! <= 0) continue;
+      const px = x0 + x + 0.5;
+      const py = y0 + y + 0.5;
+      // The forearm nearest the pixel, and how far past its hand's hem line the pixel lies.
+      let nearest = Infinity;
+      let past = -Infinity;
+      for (const { elbow, d, hem } of hands) {
+        const t = (px - elbow.x) * d.x + (py - elbow.y) * d.y;
+        const off = (px - elbow.x) * d.y - (py - elbow.y) * d.x;
+        // Off the forearm from its elbow to a little past its hem (the line goes on across the body).
+        const beyond = t < 0 ? t : Math.max(0, t - hem - CUFF.across * unit);
+        const distance2 = off * off + beyond * beyond;
+        if (distance2 >= nearest || distance2 > reach2) continue;
+        nearest = distance2;
+        past = t - hem;
+      }
+      if (past > -0.5) alpha[o] = alpha[o]! * Math.max(0, Math.min(1, 0.5 - past));
+    }
+  }
+  return layer;
+}
+
+/** Each seen hand's forearm (from its elbow, unit direction `d`) and its hem's distance along it (hemAtWrists). */
+interface HandHem {
+  elbow: Point;
+  d: Point;
+  hem: number;
+}
+
+const hems = new WeakMap<PersonAnalysis, Map<SkinModel, HandHem[]>>();
+
+/** The hems of a person's seen hands, measured once per person and skin model (every layer and caution level asks). */
+function handHems(image: RawImage, person: PersonAnalysis, skin: SkinModel, unit: number): HandHem[] {
+  let bySkin = hems.get(person);
+  if (!bySkin) hems.set(person, (bySkin = new Map()));
+  let found = bySkin.get(skin);
+  if (found) return found;
+  found = [];
   const lm = person.landmarks;
   const { labels } = person.layout;
   const { width, data, channels } = image;
-  const hands: { elbow: Point; d: Point; hem: number }[] = [];
   for (const [elbow, wrist, region] of [
     [lm[POSE.leftElbow]!, lm[POSE.leftWrist]!, REGION.leftHand],
     [lm[POSE.rightElbow]!, lm[POSE.rightWrist]!, REGION.rightHand],
@@ -198,30 +241,8 @@ export function hemAtWrists(layer: Layer, image: RawImage, person: PersonAnalysi
     }
     if (along.length < CUFF.seen * unit * unit) continue;
     along.sort((a, b) => a - b);
-    hands.push({ elbow, d, hem: along[Math.floor(CUFF.quantile * (along.length - 1))]! });
+    found.push({ elbow, d, hem: along[Math.floor(CUFF.quantile * (along.length - 1))]! });
   }
-  if (hands.length === 0) return layer;
-  for (let y = 0; y < lh; y++) {
-    for (let x = 0; x < lw; x++) {
-      const o = y * lw + x;
-      if (tube[o] !== 1 || alpha[o]! <= 0) continue;
-      const px = x0 + x + 0.5;
-      const py = y0 + y + 0.5;
-      // The forearm nearest the pixel, and how far past its hand's hem line the pixel lies.
-      let nearest = Infinity;
-      let past = -Infinity;
-      for (const { elbow, d, hem } of hands) {
-        const t = (px - elbow.x) * d.x + (py - elbow.y) * d.y;
-        const off = Math.abs((px - elbow.x) * d.y - (py - elbow.y) * d.x);
-        // Off the forearm from its elbow to a little past its hem (the line goes on across the body).
-        const beyond = t - hem - CUFF.across * unit;
-        const distance = t < 0 ? Math.hypot(off, t) : beyond > 0 ? Math.hypot(off, beyond) : off;
-        if (distance >= nearest || distance > CUFF.across * unit) continue;
-        nearest = distance;
-        past = t - hem;
-      }
-      if (past > -0.5) alpha[o] = alpha[o]! * Math.max(0, Math.min(1, 0.5 - past));
-    }
-  }
-  return layer;
+  bySkin.set(skin, found);
+  return found;
 }
