@@ -971,6 +971,34 @@ describe('rendering and compositing', () => {
     assert.ok(distanceTo(past, [200, 200, 200]) < 30, `the skin past the hand became ${past}`);
   });
 
+  test('a hand’s region meets a garment in a smooth edge, not in the layout’s steps', () => {
+    const drawn = syntheticPerson();
+    const { labels } = drawn.person.layout;
+    // The right hand's region in the layout's cells' steps, 4 pixels wide and 3 tall, its skin on the old top's cloth.
+    const step = (x: number): number => 330 + 3 * Math.floor((x - 96) / 4);
+    for (let y = 316; y < 372; y++) {
+      for (let x = 96; x < 136; x++) {
+        const hand = y >= step(x);
+        labels[y * W + x] = hand ? REGION.rightHand : REGION.torso;
+        drawn.image.data.set(hand ? SKIN : OLD_TOP, (y * W + x) * 3);
+        drawn.person.matte.data[y * W + x] = 255;
+      }
+    }
+    const layer = greyLayer(90, 300, 56, 80);
+    layer.rgb.fill(40);
+    const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer, category: 'top' }] });
+    // Column by column, the first row from the top that is not the layer's dark.
+    const half = (40 + SKIN[0]) / 2;
+    const edges: number[] = [];
+    for (let x = 98; x < 134; x++) {
+      let y = 316;
+      while (y < 372 && composed[(y * W + x) * 3]! < half) y++;
+      edges.push(y);
+    }
+    const jumps = edges.slice(1).map((e, k) => Math.abs(e - edges[k]!));
+    assert.ok(Math.max(...jumps) <= 2, `the hand's edge by column: ${edges.join(' ')}`);
+  });
+
   test('painted skin on a limb that shows no skin of its own is round: darker towards its side than on its axis', () => {
     // Old sleeves down to the wrists: no bare forearm tells the arms' light (warp-limbs.test.ts), so the face's colour
     // is painted, rounded. The left upper arm runs from (250, 150) to (275, 240); at row 225 its axis is at x ≈ 271,
@@ -1208,7 +1236,8 @@ describe('old bottoms beside new ones at the hips', () => {
     const drawn = compose({ ...shown, layers: [{ layer: greyLayer(100, 280, 200, 200), category: 'bottom' }] });
     const skinPixels = hand.filter((i) => distanceTo(Array.from(shown.image.data.subarray(i * 3, i * 3 + 3)), SKIN) < 1);
     const kept = skinPixels.filter((i) => [0, 1, 2].every((c) => drawn[i * 3 + c] === shown.image.data[i * 3 + c])).length;
-    assert.ok(skinPixels.length > 100 && kept === skinPixels.length, `${kept} of ${skinPixels.length} skin pixels kept`);
+    // A hand's edge is smoothed as bare skin's is: a pixel at a sharp corner of its outline may go under the garment.
+    assert.ok(skinPixels.length > 100 && kept >= 0.99 * skinPixels.length, `${kept} of ${skinPixels.length} skin pixels kept`);
   });
 
   test('in a hand’s region, where the hand is hidden in a pocket, a longer new top covers the old cuff and trousers', () => {

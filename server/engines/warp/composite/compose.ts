@@ -1171,7 +1171,7 @@ function drawLayer(
       const o = y * lw + x;
       const i = (y0 + y) * width + x0 + x;
       const label = labels[i]!;
-      let ok = HANDS.has(label) ? !hands[o] : !HEAD_AND_HANDS.has(label) || (underChin !== null && underChin[i]! > 0);
+      let ok = label !== REGION.head || (underChin !== null && underChin[i]! > 0);
       // Bottoms go behind an arm hanging beside them: behind its own shape (limbs.ts), not all of its region, which
       // takes in the old trousers between the arm and the hip; and where the layout gives the arm's edge to the hips,
       // behind its skin-coloured pixels inside its shape there too, anti-aliased (the layout's coarse regions
@@ -1194,7 +1194,8 @@ function drawLayer(
       }
       allowed[o] = ok ? 1 - arm : 0;
       if (!ok) continue;
-      // The rest of a hand in front (wholeHands), its edge smoothed as bare skin's is.
+      // A hand in front (handsInFront, wholeHands), its edge smoothed as bare skin's is: cut along its region's coarse
+      // cells, the garment met a hand, or the pocket a hidden hand leaves, in steps (#103, #43).
       if (hands[o]) {
         inFront[o] = 1;
         continue;
@@ -1249,7 +1250,7 @@ function drawLayer(
     }
   }
   // What is in front is told pixel by pixel, so its edge against the garment is ragged: it is taken by majority over a
-  // square of radius FRONT_SMOOTHING. The face and the hands' regions are never smoothed. Over bare skin the garment fades out
+  // square of radius FRONT_SMOOTHING. The face is never smoothed. Over bare skin the garment fades out
   // over the last stretch below the majority (FRONT_EDGE), so its edge against the neck or an arm in front is
   // anti-aliased, not a staircase of the layout's cells. Over old clothing it is cut at the majority: faded, it would
   // let the old top or sleeve under its edge show as a dark halo.
