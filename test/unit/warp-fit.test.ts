@@ -971,6 +971,19 @@ describe('rendering and compositing', () => {
     assert.ok(distanceTo(past, [200, 200, 200]) < 30, `the skin past the hand became ${past}`);
   });
 
+  test('the wall seen between a hand’s fingers is covered by a garment behind the hand; the fingers stay', () => {
+    const drawn = syntheticPerson();
+    // A gap 4 pixels wide between the right hand's fingers (x 112..115, rows 330..341), the wall seen through it.
+    for (let y = 330; y < 342; y++) for (let x = 112; x < 116; x++) drawn.image.data.set(WALL, (y * W + x) * 3);
+    assert.equal(drawn.person.layout.labels[335 * W + 113], REGION.rightHand);
+    const layer = greyLayer(95, 300, 60, 60);
+    layer.rgb.fill(40);
+    const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer, category: 'top' }] });
+    const gap = pixel(composed, 113, 335);
+    assert.ok(distanceTo(gap, [40, 40, 40]) < 30, `the gap between the fingers became ${gap}`);
+    assert.deepEqual(pixel(composed, 107, 335), pixel(drawn.image.data, 107, 335), 'a finger beside it keeps its bytes');
+  });
+
   test('a hand’s region meets a garment in a smooth edge, not in the layout’s steps', () => {
     const drawn = syntheticPerson();
     const { labels } = drawn.person.layout;

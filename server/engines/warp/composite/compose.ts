@@ -100,7 +100,7 @@ const NECK_SMOOTHING = 3;
 const FRONT_SMOOTHING = 2;
 /** Where more than this share of that square is in front, over bare skin, the garment fades out towards the majority. */
 const FRONT_EDGE = 0.2;
-/** A hand's soft edge: pixels this close to its bare skin stay in front with it. */
+/** A hand's soft edge: skin-coloured pixels this close to its bare skin stay in front with it. */
 const HAND_EDGE = 2;
 /** Below this share of a hand's region looking like skin, the skin's colour is not the hand's: all of it stays. */
 const HAND_SKIN = 0.3;
@@ -866,8 +866,8 @@ function dropSpecks(layer: Layer, soft: Float32Array): void {
 }
 
 /**
- * Which hand pixels of a layer's box stay in front of it: the bare skin of the hands and HAND_EDGE pixels round it
- * (its soft edge). A hand's region is drawn round the hand's landmarks and also holds what lies under a hand in a
+ * Which hand pixels of a layer's box stay in front of it: the bare skin of the hands and the skin-coloured pixels
+ * within HAND_EDGE of it (its edge, which the test for skin over an area misses). A hand's region is drawn round the hand's landmarks and also holds what lies under a hand in a
  * pocket or beside it (the pocket's dark edge, an old cuff), which would show through a new garment in patches.
  * When the skin's colour is not found on a hand at all (a glove, a hand in deep shade), the whole region stays, but
  * for what of it is old clothing (`cloth`: for new bottoms the old bottoms' cloth; for a top, a dress or a jacket,
@@ -903,8 +903,10 @@ function handsInFront(
     if (cloth) for (let o = 0; o < region.length; o++) if (region[o] && cloth(o)) region[o] = 0;
     return region;
   }
+  // Only skin-coloured: the wall or cloth seen between a hand and the body, kept in front, stood round it as a light
+  // halo over a new garment (#84, #24).
   const near = squareFilter(bare, lw, lh, HAND_EDGE, true);
-  for (let o = 0; o < near.length; o++) near[o] = near[o]! & region[o]!;
+  for (let o = 0; o < near.length; o++) near[o] = near[o]! & region[o]! & (skinLike[o] === 1 ? 1 : 0);
   return near;
 }
 
