@@ -194,6 +194,30 @@ export function greyLayer(
 }
 
 /**
+ * Where a dark layer (red 40, greyLayer with its rgb filled) drawn over bare skin meets the skin in a composed result,
+ * along each of `lines` (rows or columns): the first position from `from` up to `to` on the other side of halfway
+ * between the two from the pixel at `from`, `pixel(line, position)` giving the pixel's index; and the largest step
+ * between neighbouring lines (a staircase of the layout's cells shows as steps its cells' size).
+ */
+export function darkEdges(
+  out: Uint8Array,
+  lines: readonly number[],
+  from: number,
+  to: number,
+  pixel: (line: number, position: number) => number,
+): { edges: number[]; largestStep: number } {
+  const half = (40 + SKIN[0]) / 2;
+  const edges = lines.map((line) => {
+    const dark = (t: number): boolean => out[pixel(line, t) * 3]! < half;
+    const start = dark(from);
+    let t = from;
+    while (t < to && dark(t) === start) t++;
+    return t;
+  });
+  return { edges, largestStep: Math.max(...edges.slice(1).map((e, k) => Math.abs(e - edges[k]!))) };
+}
+
+/**
  * Paints the box x0 ≤ x < x1, y0 ≤ y < y1 of a drawn person's photo in one colour, as part of the person (matte 255)
  * and of a given layout region; returns the pixels' indices.
  */

@@ -26,7 +26,19 @@ import { fitThinPlateSpline, mappingGrid } from '../../server/engines/warp/fit/t
 import type { GarmentCutout, Point } from '../../server/engines/warp/types.ts';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
 import { POSE, REGION, type PersonAnalysis, type RawImage } from '../../server/vision/types.ts';
-import { H, OLD_TOP, SKIN, W, WALL, greyLayer, hangingSleeveTop, paintPatch, syntheticPerson, syntheticTee } from '../helpers/warp-body.ts';
+import {
+  H,
+  OLD_TOP,
+  SKIN,
+  W,
+  WALL,
+  darkEdges,
+  greyLayer,
+  hangingSleeveTop,
+  paintPatch,
+  syntheticPerson,
+  syntheticTee,
+} from '../helpers/warp-body.ts';
 
 const distanceTo = (p: number[], q: readonly number[]): number => Math.hypot(p[0]! - q[0]!, p[1]! - q[1]!, p[2]! - q[2]!);
 const close = (a: number, b: number, eps: number, what = ''): void => assert.ok(Math.abs(a - b) <= eps, `${what} ${a} vs ${b} (±${eps})`);
@@ -1001,15 +1013,9 @@ describe('rendering and compositing', () => {
     layer.rgb.fill(40);
     const composed = compose({ image: drawn.image, person: drawn.person, layers: [{ layer, category: 'top' }] });
     // Column by column, the first row from the top that is not the layer's dark.
-    const half = (40 + SKIN[0]) / 2;
-    const edges: number[] = [];
-    for (let x = 98; x < 134; x++) {
-      let y = 316;
-      while (y < 372 && composed[(y * W + x) * 3]! < half) y++;
-      edges.push(y);
-    }
-    const jumps = edges.slice(1).map((e, k) => Math.abs(e - edges[k]!));
-    assert.ok(Math.max(...jumps) <= 2, `the hand's edge by column: ${edges.join(' ')}`);
+    const columns = Array.from({ length: 36 }, (_, k) => 98 + k);
+    const { edges, largestStep } = darkEdges(composed, columns, 316, 372, (x, y) => y * W + x);
+    assert.ok(largestStep <= 2, `the hand's edge by column: ${edges.join(' ')}`);
   });
 
   test('painted skin on a limb that shows no skin of its own is round: darker towards its side than on its axis', () => {

@@ -11,7 +11,7 @@ import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { bareNeckline, bareUnderChin, wallAboveShoulders } from '../../server/engines/warp/composite/neckline.ts';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
 import { REGION } from '../../server/vision/types.ts';
-import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
+import { H, OLD_TOP, SKIN, W, WALL, darkEdges, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
 
 /** The drawn person with an old collar (the old top's colour) round the neck, rows 132–149. */
 function personWithCollar() {
@@ -214,15 +214,9 @@ test('a top cut round the bare neck follows a rounded outline, not the layout’
   layer.rgb.fill(40);
   const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin: skinModel(image, person) });
   // Row by row, where the skin begins on the left: across the shelf it jumped 5 pixels from one row to the next.
-  const half = (40 + SKIN[0]) / 2;
-  const edges: number[] = [];
-  for (let y = 125; y < 156; y++) {
-    let x = 160;
-    while (x < 200 && out[(y * W + x) * 3]! < half) x++;
-    edges.push(x);
-  }
-  const jumps = edges.slice(1).map((e, k) => Math.abs(e - edges[k]!));
-  assert.ok(Math.max(...jumps) <= 3, `the neck's edge by row: ${edges.join(' ')}`);
+  const rows = Array.from({ length: 31 }, (_, k) => 125 + k);
+  const { edges, largestStep } = darkEdges(out, rows, 160, 200, (y, x) => y * W + x);
+  assert.ok(largestStep <= 3, `the neck's edge by row: ${edges.join(' ')}`);
 });
 
 test('the head’s region low over the shoulders meets a garment in a smooth edge, not in the layout’s steps', () => {
@@ -241,15 +235,9 @@ test('the head’s region low over the shoulders meets a garment in a smooth edg
   layer.rgb.fill(40);
   const out = compose({ image, person, layers: [{ layer, category: 'top' }], skin: skinModel(image, person) });
   // Column by column, the first row from the top that is the layer's dark.
-  const half = (40 + SKIN[0]) / 2;
-  const edges: number[] = [];
-  for (let x = 160; x < 188; x++) {
-    let y = 128;
-    while (y < 176 && out[(y * W + x) * 3]! > half) y++;
-    edges.push(y);
-  }
-  const jumps = edges.slice(1).map((e, k) => Math.abs(e - edges[k]!));
-  assert.ok(Math.max(...jumps) <= 3, `the garment's edge by column: ${edges.join(' ')}`);
+  const columns = Array.from({ length: 28 }, (_, k) => 160 + k);
+  const { edges, largestStep } = darkEdges(out, columns, 128, 176, (x, y) => y * W + x);
+  assert.ok(largestStep <= 3, `the garment's edge by column: ${edges.join(' ')}`);
   // The face is never smoothed.
   const face = (100 * W + 200) * 3;
   assert.deepEqual([...out.subarray(face, face + 3)], [...image.data.subarray(face, face + 3)]);
