@@ -867,8 +867,9 @@ function dropSpecks(layer: Layer, soft: Float32Array): void {
 
 /**
  * Which hand pixels of a layer's box stay in front of it: the bare skin of the hands and the skin-coloured pixels
- * within HAND_EDGE of it (its edge, which the test for skin over an area misses). A hand's region is drawn round the hand's landmarks and also holds what lies under a hand in a
- * pocket or beside it (the pocket's dark edge, an old cuff), which would show through a new garment in patches.
+ * within HAND_EDGE of it (its edge, which the test for skin over an area misses). A hand's region is drawn round the
+ * hand's landmarks and also holds what lies under a hand in a pocket or beside it (the pocket's dark edge, an old
+ * cuff), which would show through a new garment in patches.
  * When the skin's colour is not found on a hand at all (a glove, a hand in deep shade), the whole region stays, but
  * for what of it is old clothing (`cloth`: for new bottoms the old bottoms' cloth; for a top, a dress or a jacket,
  * what is nearer either old garment's colour than the skin's): a hand in a pocket shows none.
