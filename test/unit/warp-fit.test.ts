@@ -3,8 +3,9 @@
  * the thin-plate spline, the size ladder and proportions, placement on a
  * synthetic body (size up is wider and longer, sleeves follow the arms,
  * tucked tops end at the waist), rendering a garment through the spline,
- * and compositing (face, hands and background untouched byte for byte,
- * bare arms in front of the garment's body, old sleeves turned to skin).
+ * and compositing (face and background untouched byte for byte, hands
+ * but for a pixel at a sharp corner of their outline, bare arms in front
+ * of the garment's body, old sleeves turned to skin).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
