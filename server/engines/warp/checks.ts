@@ -330,14 +330,21 @@ export function sleeveless({ category, landmarks }: Pick<GarmentCutout, 'categor
   return (category === 'top' || category === 'dress') && !landmarks.leftSleeveEnd && !landmarks.rightSleeveEnd;
 }
 
-/**
- * A top or dress with short sleeves: each at most SHORT_FOLDED of its shoulders' width long, from its shoulder point to
- * its end's centre (on the wide set, short sleeves measure 0.2 to 0.99 so, three-quarter and long ones 1.13 to 2.35).
- */
-export function shortSleeved({ category, landmarks: g }: Pick<GarmentCutout, 'category' | 'landmarks'>): boolean {
-  if ((category !== 'top' && category !== 'dress') || !g.leftShoulder || !g.rightShoulder) return false;
+/** A top's, dress's or jacket's longer sleeve, in its shoulder widths; 0 without sleeves (bottoms). */
+export function sleeveShare({ landmarks: g }: Pick<GarmentCutout, 'landmarks'>): number {
+  if (!g.leftShoulder || !g.rightShoulder) return 0;
   const unit = Math.hypot(g.leftShoulder.x - g.rightShoulder.x, g.leftShoulder.y - g.rightShoulder.y) || 1;
   const along = (end: { x: number; y: number } | undefined, shoulder: { x: number; y: number }): number =>
     end ? Math.hypot(end.x - shoulder.x, end.y - shoulder.y) : 0;
-  return Math.max(along(g.leftSleeveEnd, g.leftShoulder), along(g.rightSleeveEnd, g.rightShoulder)) <= SHORT_FOLDED * unit;
+  return Math.max(along(g.leftSleeveEnd, g.leftShoulder), along(g.rightSleeveEnd, g.rightShoulder)) / unit;
+}
+
+/**
+ * A top or dress with short sleeves: at most SHORT_FOLDED of its shoulders' width long, from its shoulder point to its
+ * end's centre (on the wide set, short sleeves measure 0.2 to 0.99 so, three-quarter and long ones 1.13 to 2.35).
+ */
+export function shortSleeved(garment: Pick<GarmentCutout, 'category' | 'landmarks'>): boolean {
+  const { category, landmarks: g } = garment;
+  if ((category !== 'top' && category !== 'dress') || !g.leftShoulder || !g.rightShoulder) return false;
+  return sleeveShare(garment) <= SHORT_FOLDED;
 }

@@ -26,7 +26,7 @@ import { layerOf } from '../layers.ts';
 import { RunStages } from '../stages.ts';
 import { CORE_RADIUS2, compose, type PlacedLayer } from './composite/compose.ts';
 import { limbPaint } from './composite/limbs.ts';
-import { armsFolded, bodyFrame, dot, len, polylineLength, sub } from './fit/body.ts';
+import { armsFolded, bodyFrame, dot, polylineLength, sub } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment } from './fit/render.ts';
 import { hemAtWrists, restOnShoulders } from './fit/drape.ts';
@@ -38,6 +38,7 @@ import {
   layerViolations,
   oldClothingViolation,
   poseViolation,
+  sleeveShare,
   sleeveless,
   type Violation,
 } from './checks.ts';
@@ -47,7 +48,7 @@ import { cutOutGarment } from './cutout/index.ts';
 import { oldBottomsTop, oldTopHem } from './fit/old-hem.ts';
 import { clothedWidth } from './fit/old-waist.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
-import type { GarmentCutout, Point } from './types.ts';
+import type { GarmentCutout } from './types.ts';
 
 export interface WarpOptions {
   /** ONNX Runtime threads for the person analysis (default 1). */
@@ -193,7 +194,7 @@ export class WarpEngine implements Engine {
     const longSleeved = limbs !== null && [0, 1].some((arm) => limbs.longSleeve(arm));
     const armLength = (polylineLength(body.arm.left) + polylineLength(body.arm.right)) / 2 / body.unit;
     const overSleeves = (cutout: GarmentCutout): boolean => {
-      const share = longSleeved ? sleeveShare(cutout, scale.sleeve) : 0;
+      const share = longSleeved ? sleeveShare(cutout) * scale.sleeve : 0;
       return share > 0 && share < SHORT_SLEEVE * armLength;
     };
     /**
@@ -299,15 +300,6 @@ export class WarpEngine implements Engine {
     if (this.cutouts.size > CUTOUT_CACHE) this.cutouts.delete(this.cutouts.keys().next().value!);
     return cutout;
   }
-}
-
-/** A top's, dress's or jacket's longer sleeve, in its shoulder widths (times `scale`); 0 without sleeves (bottoms). */
-function sleeveShare(cutout: GarmentCutout, scale: number): number {
-  const g = cutout.landmarks;
-  if (!g.leftShoulder || !g.rightShoulder) return 0;
-  const unit = len(sub(g.leftShoulder, g.rightShoulder)) || 1;
-  const along = (end: Point | undefined, shoulder: Point): number => (end ? len(sub(end, shoulder)) : 0);
-  return (Math.max(along(g.leftSleeveEnd, g.leftShoulder), along(g.rightSleeveEnd, g.rightShoulder)) / unit) * scale;
 }
 
 /** The cut-out without its sleeve ends: the spline then carries the sleeves as they lie. */
