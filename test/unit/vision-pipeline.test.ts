@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
 import { imageToRect, letterboxRect, projectMapToImage, rectToImage, resizeMap, sampleRect } from '../../server/vision/geometry.ts';
-import { boxMean, flood4 } from '../../server/kernel/raster.ts';
+import { boxMean, flood4, nearestThrough } from '../../server/kernel/raster.ts';
 import { guidedUpsample } from '../../server/vision/matte.ts';
 import { onePerson, poorCrop } from '../../server/vision/person.ts';
 import { alignedRect, decodeDetections, poseAnchors, weightedNms, type PoseDetection } from '../../server/vision/pose-detector.ts';
@@ -206,6 +206,23 @@ describe('matte filters', () => {
       [0, 1, 5, 6],
     );
     assert.deepEqual(flood4(5, 4, [12], passes), [12], 'a cell alone reaches only itself');
+  });
+
+  test('nearestThrough gives each passable cell its nearest source, through passable cells, within reach', () => {
+    // 7 × 1: sources 'A' (x 0) and 'B' (x 6); '.' passes; '#' does not.
+    const row = (cells: string, reach: number): number[] => {
+      const source = nearestThrough(
+        cells.length,
+        1,
+        (i) => cells[i] === 'A' || cells[i] === 'B',
+        (i) => cells[i] === '.',
+        reach,
+      );
+      return [...source];
+    };
+    assert.deepEqual(row('A.....B', 9), [0, 0, 0, 0, 6, 6, 6], 'each half to its nearer end (a tie to the first in order)');
+    assert.deepEqual(row('A..#..B', 9), [0, 0, 0, -1, 6, 6, 6], 'a wall is not passed and gets no source');
+    assert.deepEqual(row('A.....B', 1), [0, 0, -1, -1, -1, 6, 6], 'no farther than reach');
   });
 
   test('the guided filter sharpens a blurry mask along the photo’s edge', () => {

@@ -937,6 +937,35 @@ describe('rendering and compositing', () => {
     assert.ok(distanceTo(outline, WALL) < 12, `the outline became ${outline}, the wall is ${WALL}`);
   });
 
+  test('a wide soft edge of an old top under a new one goes with it; a bare forearm’s stays', () => {
+    const drawn = syntheticPerson();
+    const blend = (c: readonly number[], t: number): number[] => c.map((v, k) => Math.round(v * t + WALL[k]! * (1 - t)));
+    // A pale top against a pale wall: its side (x 155) fades into the wall over 8 columns (x 147–154), rows 265–300.
+    for (let y = 265; y < 300; y++)
+      for (let x = 147; x < 155; x++) {
+        drawn.image.data.set(blend(OLD_TOP, (x - 146) / 9), (y * W + x) * 3);
+        drawn.person.matte.data[y * W + x] = 20 + 12 * (x - 147);
+      }
+    // The bare left forearm's edge (x 126) fades the same way over x 126–131, rows 320–330.
+    for (let y = 320; y < 330; y++)
+      for (let x = 126; x < 132; x++) {
+        drawn.image.data.set(blend(SKIN, (132 - x) / 7), (y * W + x) * 3);
+        drawn.person.matte.data[y * W + x] = 20 + 16 * (131 - x);
+      }
+    // A new top exactly over the torso: none of the soft edge is covered.
+    const composed = compose({
+      image: drawn.image,
+      person: drawn.person,
+      layers: [{ layer: greyLayer(155, 140, 91, 170), category: 'top' }],
+    });
+    for (const x of [148, 151, 154]) {
+      const edge = pixel(composed, x, 280);
+      assert.ok(distanceTo(edge, WALL) < 8, `the old top's soft edge at x ${x} became ${edge}, the wall is ${WALL}`);
+    }
+    for (const x of [126, 129, 131])
+      assert.deepEqual(pixel(composed, x, 325), pixel(drawn.image.data, x, 325), `the forearm's edge at x ${x}`);
+  });
+
   test('skin-coloured specks on an old sleeve (a light seam, pink cloth) are covered, not kept in front as bare arm', () => {
     const drawn = syntheticPerson();
     // Every third pixel of a patch of the old sleeve on the left upper arm is the skin's colour.

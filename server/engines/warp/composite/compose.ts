@@ -29,7 +29,7 @@ import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
 import { bareNeckline, bareUnderChin, chinRow, wallAboveShoulders } from './neckline.ts';
 import { add, armsFolded, bodyFrame } from '../fit/body.ts';
-import { boxMean, components, flood4, squareFilter } from '../../../kernel/raster.ts';
+import { boxMean, components, flood4, nearestThrough, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, isSkinAt, luma, shadedSkin, skinChroma, skinModel, type SkinModel } from './colour.ts';
@@ -157,6 +157,13 @@ const SLEEVE_END = 0.05;
 const SPECK = 0.002;
 /** How far (pixels) from old clothing turned to background its soft outline goes too. */
 const OUTLINE = 2;
+/** How far (shoulder widths) past the person the soft edge of old clothing gone under a new garment goes with it. */
+const SOFT_EDGE_REACH = 0.08;
+/**
+ * Regions that a new garment over them hides (nothing there is kept in front of it, as a hand or bare skin on an arm
+ * may be); arms too under a new top's sleeves, unless folded across the body.
+ */
+const HIDDEN_UNDER = new Set<number>([REGION.neck, REGION.torso, REGION.hips, ...LEGS]);
 
 /** Which old clothing the new garments replace: above the waist, at the hips, on the legs. */
 interface Replaced {
@@ -407,6 +414,7 @@ function removeOldClothing(
     }
   }
   clearOutline(out, person, background, walled, coverage, labels);
+  clearSoftEdge(out, image, person, background, coverage, labels, kinds, folded, SOFT_EDGE_REACH * unit);
 }
 
 /**
@@ -517,6 +525,47 @@ function clearOutline(
     if (!near[i] || protectedEdge[i] || walled[i] || matte < BACKGROUND_MATTE || matte >= 128 || coverage[i]! > 0.98) continue;
     const keep = coverage[i]!;
     for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(background[i * 3 + c]! * (1 - keep) + out[i * 3 + c]! * keep);
+  }
+}
+
+/**
+ * The person's soft edge (the matte between BACKGROUND_MATTE and 128) is the edge of whatever part of the person
+ * lies nearest. Where that is old clothing gone under a new garment, the edge goes too: a white tee against a pale
+ * wall has a soft edge many pixels wide, and its shoulder showed beside a new jacket's as a pale rim. Edges nearest
+ * the head, the hands or anything else that stays keep their bytes, and so do those nearest old clothing turned to
+ * wall (but for its outline, clearOutline): where that was a mistake (an ankle taken for a trouser leg), the wall
+ * grew. Reached no farther than `reach` pixels from the person.
+ */
+function clearSoftEdge(
+  out: Uint8Array,
+  image: RawImage,
+  person: PersonAnalysis,
+  background: Uint8Array,
+  coverage: Float32Array,
+  labels: Uint8Array,
+  kinds: Replaced,
+  folded: boolean,
+  reach: number,
+): void {
+  const { width, height, channels, data } = image;
+  const matte = person.matte.data;
+  const soft = (i: number): boolean => matte[i]! >= BACKGROUND_MATTE && matte[i]! < 128;
+  const owner = nearestThrough(width, height, (i) => matte[i]! >= 128, soft, reach);
+  // The wall a soft pixel hides: the nearest pixel of clear wall beyond the edge (a curtain's fold behind it; the
+  // fill, smoothed down the columns, was a grey smear there).
+  const wallAt = nearestThrough(width, height, (i) => matte[i]! < BACKGROUND_MATTE, soft, reach);
+  for (let i = 0; i < owner.length; i++) {
+    const k = owner[i]!;
+    if (k < 0 || !soft(i) || coverage[i]! > 0.98 || HEAD_AND_HANDS.has(labels[i]!)) continue;
+    const label = labels[k]!;
+    const hidden = coverage[k]! >= 0.5 && (HIDDEN_UNDER.has(label) || (kinds.upper && !folded && ARMS.has(label)));
+    if (!hidden) continue;
+    const keep = coverage[i]!;
+    const w = wallAt[i]!;
+    for (let c = 0; c < 3; c++) {
+      const wall = w >= 0 ? data[w * channels + c]! : background[i * 3 + c]!;
+      out[i * 3 + c] = Math.round(wall * (1 - keep) + out[i * 3 + c]! * keep);
+    }
   }
 }
 
