@@ -614,6 +614,28 @@ describe('placing trousers on a body', () => {
     assert.ok(leftHem.x > 200 && leftHem.y > 450, `left hem at ${JSON.stringify(leftHem)}`);
   });
 
+  test('full-length trousers reach the ankles, whatever the waist’s width says; shorts keep their own length', () => {
+    const hemY = (g: GarmentCutout): number => {
+      const pins = placeGarment(g, body, options).pieces.flatMap((p) => p.pairs);
+      return pins.find((p) => p.from.x === 180 && p.from.y === 397)!.to.y;
+    };
+    const ankleY = person.landmarks[POSE.leftAnkle]!.y;
+    // Legs 2.45 waistband widths long (jeans measure 2.6 and more): scaled from the body's waist they ended above the ankles.
+    const long = { waistbandLeft: { x: 180, y: 5 }, waistbandRight: { x: 20, y: 5 }, leftLegHemOuter: { x: 180, y: 397 } };
+    assert.ok(hemY(trousers(long)) >= ankleY, `full-length trousers end at ${hemY(trousers(long))}, the ankle is at ${ankleY}`);
+    // The same waistband with legs 1.3 widths long (shorts).
+    const shorts = trousers({
+      ...long,
+      crotch: { x: 100, y: 100 },
+      leftLegHemInner: { x: 110, y: 213 },
+      leftLegHemOuter: { x: 180, y: 213 },
+    });
+    const shortsHem = placeGarment(shorts, body, options)
+      .pieces.flatMap((p) => p.pairs)
+      .find((p) => p.from.x === 180 && p.from.y === 213)!.to.y;
+    assert.ok(shortsHem < person.landmarks[POSE.leftKnee]!.y, `shorts end at ${shortsHem}, above the knee`);
+  });
+
   test('a skirt keeps its own flare between waist and hem, whatever the legs do; trousers’ legs follow the legs', () => {
     // Legs standing together: knees and ankles 10 pixels either side of the centre line.
     const { person: together } = syntheticPerson();

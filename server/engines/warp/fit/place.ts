@@ -63,6 +63,14 @@ export interface Placement {
 const WAIST_DEPTH = 0.86;
 /** A skirt's waistband, at the natural waist: about a third of the way up from the hip joints to the shoulders. */
 const SKIRT_WAIST_DEPTH = 0.7;
+/**
+ * Trousers whose legs are at least this many waistband widths long, waistband to hem, are full length: they reach
+ * the ankles on any body. On the wide set full-length jeans and trousers measure 2.63–3.90 and shorts 1.04–1.50; by
+ * common measurements (rise and inseam over half the waist) capri trousers come to about 2.2. Scaled from the
+ * waistband alone, jeans ended at mid-shin on a slim man with long legs (#33): a body's width at the waist says
+ * little about its legs' length.
+ */
+const FULL_LENGTH = 2.4;
 /** A garment is widened to the clothes worn under it by at most this factor of the layout's width. */
 const CLOTHED_WIDTH = 1.25;
 
@@ -521,7 +529,8 @@ function placeBottom(g: GarmentLandmarks, body: BodyFrame, options: PlaceOptions
     const start = leg[0]!;
     const path = [add(start, body.down, -Math.max(dot(sub(start, waistCentre), body.down), 0)), ...leg];
     const natural = lengthG * bf.unit * scale.length + raised;
-    const length = Math.min(natural, polylineLength(path) * 1.04);
+    const longest = polylineLength(path) * 1.04;
+    const length = g.crotch && lengthG >= FULL_LENGTH ? longest : Math.min(natural, longest);
     compression = Math.min(compression, length / Math.max(natural, 1));
     const at = alongPolyline(path, length);
     const across = { x: -at.direction.y, y: at.direction.x };
