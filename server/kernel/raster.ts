@@ -134,30 +134,26 @@ export function flood4(width: number, height: number, seeds: readonly number[], 
 }
 
 /**
- * For each pixel that `passes`, the nearest pixel that is `from` (reached through passing pixels, 4-connected, at
- * most `reach` steps), or −1.
+ * For each pixel where `passes` is 1, the nearest pixel where `from` is 1 (reached through passing pixels,
+ * 4-connected, at most `reach` steps), or −1.
  */
-export function nearestThrough(
-  width: number,
-  height: number,
-  from: (i: number) => boolean,
-  passes: (i: number) => boolean,
-  reach: number,
-): Int32Array {
-  const source = new Int32Array(width * height).fill(-1);
-  const distance = new Uint16Array(width * height);
-  const queue = new Int32Array(width * height);
+export function nearestThrough(width: number, height: number, from: Uint8Array, passes: Uint8Array, reach: number): Int32Array {
+  const n = width * height;
+  const source = new Int32Array(n).fill(-1);
+  const distance = new Uint16Array(n);
+  const queue = new Int32Array(n);
   let tail = 0;
-  for (let i = 0; i < source.length; i++) {
-    if (!from(i)) continue;
+  for (let i = 0; i < n; i++) {
+    if (!from[i]) continue;
     source[i] = i;
     const x = i % width;
-    const beside =
-      (x > 0 && passes(i - 1)) ||
-      (x < width - 1 && passes(i + 1)) ||
-      (i >= width && passes(i - width)) ||
-      (i + width < source.length && passes(i + width));
-    if (beside) queue[tail++] = i;
+    if (
+      (x > 0 && passes[i - 1]) ||
+      (x < width - 1 && passes[i + 1]) ||
+      (i >= width && passes[i - width]) ||
+      (i + width < n && passes[i + width])
+    )
+      queue[tail++] = i;
   }
   // One ring at a time, so the first source to reach a pixel is its nearest.
   for (let head = 0; head < tail; head++) {
@@ -165,16 +161,13 @@ export function nearestThrough(
     const d = distance[i]! + 1;
     if (d > reach) continue;
     const x = i % width;
-    const visit = (n: number): void => {
-      if (source[n]! >= 0 || !passes(n)) return;
-      source[n] = source[i]!;
-      distance[n] = d;
-      queue[tail++] = n;
-    };
-    if (x > 0) visit(i - 1);
-    if (x < width - 1) visit(i + 1);
-    if (i >= width) visit(i - width);
-    if (i + width < source.length) visit(i + width);
+    for (let k = 0; k < 4; k++) {
+      const m = k === 0 ? (x > 0 ? i - 1 : -1) : k === 1 ? (x < width - 1 ? i + 1 : -1) : k === 2 ? i - width : i + width;
+      if (m < 0 || m >= n || source[m]! >= 0 || !passes[m]) continue;
+      source[m] = source[i]!;
+      distance[m] = d;
+      queue[tail++] = m;
+    }
   }
   return source;
 }

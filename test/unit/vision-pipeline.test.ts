@@ -211,14 +211,8 @@ describe('matte filters', () => {
   test('nearestThrough gives each passable cell its nearest source, through passable cells, within reach', () => {
     // 7 × 1: sources 'A' (x 0) and 'B' (x 6); '.' passes; '#' does not.
     const row = (cells: string, reach: number): number[] => {
-      const source = nearestThrough(
-        cells.length,
-        1,
-        (i) => cells[i] === 'A' || cells[i] === 'B',
-        (i) => cells[i] === '.',
-        reach,
-      );
-      return [...source];
+      const mask = (of: string): Uint8Array => Uint8Array.from(cells, (c) => (of.includes(c) ? 1 : 0));
+      return [...nearestThrough(cells.length, 1, mask('AB'), mask('.'), reach)];
     };
     assert.deepEqual(row('A.....B', 9), [0, 0, 0, 0, 6, 6, 6], 'each half to its nearer end (a tie to the first in order)');
     assert.deepEqual(row('A..#..B', 9), [0, 0, 0, -1, 6, 6, 6], 'a wall is not passed and gets no source');

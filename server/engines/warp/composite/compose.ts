@@ -549,14 +549,22 @@ function clearSoftEdge(
 ): void {
   const { width, height, channels, data } = image;
   const matte = person.matte.data;
-  const soft = (i: number): boolean => matte[i]! >= BACKGROUND_MATTE && matte[i]! < 128;
-  const owner = nearestThrough(width, height, (i) => matte[i]! >= 128, soft, reach);
+  const soft = new Uint8Array(width * height);
+  const inside = new Uint8Array(width * height);
+  const clear = new Uint8Array(width * height);
+  for (let i = 0; i < soft.length; i++) {
+    const m = matte[i]!;
+    if (m >= 128) inside[i] = 1;
+    else if (m >= BACKGROUND_MATTE) soft[i] = 1;
+    else clear[i] = 1;
+  }
+  const owner = nearestThrough(width, height, inside, soft, reach);
   // The wall a soft pixel hides: the nearest pixel of clear wall beyond the edge (a curtain's fold behind it; the
   // fill, smoothed down the columns, was a grey smear there).
-  const wallAt = nearestThrough(width, height, (i) => matte[i]! < BACKGROUND_MATTE, soft, reach);
+  const wallAt = nearestThrough(width, height, clear, soft, reach);
   for (let i = 0; i < owner.length; i++) {
     const k = owner[i]!;
-    if (k < 0 || !soft(i) || coverage[i]! > 0.98 || HEAD_AND_HANDS.has(labels[i]!)) continue;
+    if (k < 0 || !soft[i] || coverage[i]! > 0.98 || HEAD_AND_HANDS.has(labels[i]!)) continue;
     const label = labels[k]!;
     const hidden = coverage[k]! >= 0.5 && (HIDDEN_UNDER.has(label) || (kinds.upper && !folded && ARMS.has(label)));
     if (!hidden) continue;
