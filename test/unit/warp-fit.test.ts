@@ -1608,6 +1608,19 @@ describe('gaps inside a garment', () => {
     assert.deepEqual(at(197, 210).rgb, [0, 0, 255], 'the right half from the blue side');
   });
 
+  test('a seam of soft pixels between two pieces of cloth is closed; a translucent stretch of cloth stays', () => {
+    // Sleeve (x < 190) and body (x ≥ 191) meet in a column both left soft (alpha 0.7): the old top showed through.
+    const seam = blocks(150, 250, 200, 220, (x) => (x !== 190 ? (x < 190 ? 'red' : 'blue') : false));
+    for (let y = 0; y < 20; y++) seam.layer.alpha[y * 100 + 40] = 0.7;
+    closeGaps(seam.layer, image, person, skin, unit);
+    assert.equal(seam.at(190, 210).alpha, 1, 'the seam is cloth');
+    // Tulle: 12 columns of alpha 0.6 between opaque cloth. More than 2 pixels from both sides, it stays translucent.
+    const tulle = blocks(150, 250, 200, 220, (x) => (x < 184 || x >= 196 ? 'red' : 'blue'));
+    for (let y = 0; y < 20; y++) for (let x = 34; x < 46; x++) tulle.layer.alpha[y * 100 + x] = 0.6;
+    closeGaps(tulle.layer, image, person, skin, unit);
+    assert.equal(tulle.at(190, 210).alpha, 0.6000000238418579, 'the middle of the tulle');
+  });
+
   test('where there is no cloth to mirror (a one-pixel piece), the gap is blended and smoothed down, not streaked', () => {
     // A one-pixel piece at x 189, whose pixel alternates row by row between dark and light (an anti-aliased,
     // striped edge), and the body from x 200.

@@ -13,7 +13,8 @@
  * edge and a hanging arm's bare skin is the garment's too (a top reaches the
  * arm that hangs against it) where it runs down a quarter of a shoulder
  * width; it is mirrored in from the body's side (the mean colour of a
- * sequinned edge was a grey band).
+ * sequinned edge was a grey band). A seam's soft pixels, within 2 of
+ * opaque cloth on both sides, are made opaque (closeSeams).
  */
 import type { PersonAnalysis, RawImage } from '../../../vision/types.ts';
 import type { Layer } from '../fit/render.ts';
@@ -46,6 +47,15 @@ const WALL = { sample: 4, distance: 30, run: 3 } as const;
 /** A gap's end colour is the mean of this many garment pixels; a blended fill is smoothed over this many rows each way. */
 const EDGE = 3;
 const SMOOTH = 4;
+/** A seam between sleeve and body is at most this many pixels from opaque cloth on each side (closeSeams). */
+const SEAM = 2;
+const OPAQUE = 0.98;
+const DIRECTIONS = [
+  [1, 0],
+  [0, 1],
+  [1, 1],
+  [1, -1],
+] as const;
 
 /**
  * The layer with its narrow gaps over old clothing filled (see above); the layer itself is changed. A gap is a
@@ -82,6 +92,7 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
   }
   fillStrips(Math.max(2, Math.round(STRIP_ROWS * unit)));
   smoothDown(layer, blended);
+  closeSeams(layer);
   return layer;
 
   /** Fills the strips found by reachArm that span at least `rows` rows, each pixel from its mirrored source. */
@@ -215,6 +226,39 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
     }
     return [sum[0] / n, sum[1] / n, sum[2] / n];
   }
+}
+
+/**
+ * Where a sleeve meets the body, the soft edges of the two (the slit between a hanging sleeve and the body in the
+ * photo, anti-aliased, whether drawn as one piece or two) leave a line of pixels nothing covers fully, and the old
+ * clothing under it showed through as a dotted light line down a black polo's sides (#111). A pixel less than
+ * opaque with opaque cloth on both sides within SEAM pixels, along a row, a column or a diagonal, is cloth: it
+ * becomes opaque, keeping its colour. A hole wider than that (lace, a sheer sleeve's mesh) or a translucent stretch
+ * of cloth (tulle) stays as it is.
+ */
+function closeSeams(layer: Layer): void {
+  const { width: lw, height: lh, alpha } = layer;
+  const opaque = (x: number, y: number): number => (x < 0 || y < 0 || x >= lw || y >= lh || alpha[y * lw + x]! < OPAQUE ? -1 : 1);
+  const seams: number[] = [];
+  for (let y = 0; y < lh; y++) {
+    for (let x = 0; x < lw; x++) {
+      const a = alpha[y * lw + x]!;
+      if (a >= OPAQUE || a === 0) continue;
+      for (const [dx, dy] of DIRECTIONS) {
+        let one = -1;
+        let other = -1;
+        for (let k = 1; k <= SEAM && (one < 0 || other < 0); k++) {
+          if (one < 0) one = opaque(x - k * dx, y - k * dy);
+          if (other < 0) other = opaque(x + k * dx, y + k * dy);
+        }
+        if (one >= 0 && other >= 0) {
+          seams.push(y * lw + x);
+          break;
+        }
+      }
+    }
+  }
+  for (const o of seams) alpha[o] = 1;
 }
 
 /**
