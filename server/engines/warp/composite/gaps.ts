@@ -47,7 +47,7 @@ const WALL = { sample: 4, distance: 30, run: 3 } as const;
 /** A gap's end colour is the mean of this many garment pixels; a blended fill is smoothed over this many rows each way. */
 const EDGE = 3;
 const SMOOTH = 4;
-/** A seam between sleeve and body is at most this many pixels from opaque cloth on each side (closeSeams). */
+/** A seam's soft pixels lie at most this many pixels from opaque (OPAQUE) cloth on each side (closeSeams). */
 const SEAM = 2;
 const OPAQUE = 0.98;
 const DIRECTIONS = [
@@ -238,24 +238,18 @@ export function closeGaps(layer: Layer, image: RawImage, person: PersonAnalysis,
  */
 function closeSeams(layer: Layer): void {
   const { width: lw, height: lh, alpha } = layer;
-  const opaque = (x: number, y: number): number => (x < 0 || y < 0 || x >= lw || y >= lh || alpha[y * lw + x]! < OPAQUE ? -1 : 1);
+  const opaque = (x: number, y: number): boolean => x >= 0 && y >= 0 && x < lw && y < lh && alpha[y * lw + x]! >= OPAQUE;
+  /** Whether opaque cloth lies within SEAM pixels of (x, y) going (dx, dy). */
+  const clothFrom = (x: number, y: number, dx: number, dy: number): boolean => {
+    for (let k = 1; k <= SEAM; k++) if (opaque(x + k * dx, y + k * dy)) return true;
+    return false;
+  };
   const seams: number[] = [];
   for (let y = 0; y < lh; y++) {
     for (let x = 0; x < lw; x++) {
       const a = alpha[y * lw + x]!;
       if (a >= OPAQUE || a === 0) continue;
-      for (const [dx, dy] of DIRECTIONS) {
-        let one = -1;
-        let other = -1;
-        for (let k = 1; k <= SEAM && (one < 0 || other < 0); k++) {
-          if (one < 0) one = opaque(x - k * dx, y - k * dy);
-          if (other < 0) other = opaque(x + k * dx, y + k * dy);
-        }
-        if (one >= 0 && other >= 0) {
-          seams.push(y * lw + x);
-          break;
-        }
-      }
+      if (DIRECTIONS.some(([dx, dy]) => clothFrom(x, y, dx, dy) && clothFrom(x, y, -dx, -dy))) seams.push(y * lw + x);
     }
   }
   for (const o of seams) alpha[o] = 1;
