@@ -24,9 +24,9 @@
  *   a garment with sleeves) and the garment (no one-shoulder top or dress).
  */
 import { REGION, type Mask, type PersonAnalysis, type RawImage } from '../../vision/types.ts';
-import { armsFolded, type BodyFrame } from './fit/body.ts';
+import { armsFolded, len, sub, type BodyFrame } from './fit/body.ts';
 import type { Layer } from './fit/render.ts';
-import type { GarmentCutout, WarpCategory } from './types.ts';
+import type { GarmentCutout, Point, WarpCategory } from './types.ts';
 import { squareFilter } from '../../kernel/raster.ts';
 import { summarise } from './cutout/alpha.ts';
 import { CORE_RADIUS2, coveredCentre, layerCoverage, oldSleevesKept, replaced, type PlacedLayer } from './composite/compose.ts';
@@ -333,9 +333,8 @@ export function sleeveless({ category, landmarks }: Pick<GarmentCutout, 'categor
 /** A top's, dress's or jacket's longer sleeve, in its shoulder widths; 0 without sleeves (bottoms). */
 export function sleeveShare({ landmarks: g }: Pick<GarmentCutout, 'landmarks'>): number {
   if (!g.leftShoulder || !g.rightShoulder) return 0;
-  const unit = Math.hypot(g.leftShoulder.x - g.rightShoulder.x, g.leftShoulder.y - g.rightShoulder.y) || 1;
-  const along = (end: { x: number; y: number } | undefined, shoulder: { x: number; y: number }): number =>
-    end ? Math.hypot(end.x - shoulder.x, end.y - shoulder.y) : 0;
+  const unit = len(sub(g.leftShoulder, g.rightShoulder)) || 1;
+  const along = (end: Point | undefined, shoulder: Point): number => (end ? len(sub(end, shoulder)) : 0);
   return Math.max(along(g.leftSleeveEnd, g.leftShoulder), along(g.rightSleeveEnd, g.rightShoulder)) / unit;
 }
 
