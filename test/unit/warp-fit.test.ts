@@ -15,7 +15,7 @@ import { OUTSIDE, limbPaint } from '../../server/engines/warp/composite/limbs.ts
 import { closeGaps } from '../../server/engines/warp/composite/gaps.ts';
 import { replaceWaistBand } from '../../server/engines/warp/composite/bands.ts';
 import { bodyFrame, len, mid, sub } from '../../server/engines/warp/fit/body.ts';
-import { hemAtWrists, restOnShoulders, roundCorners } from '../../server/engines/warp/fit/drape.ts';
+import { hemAtWrists, reachShoulders, restOnShoulders, roundCorners } from '../../server/engines/warp/fit/drape.ts';
 import { oldBottomsTop, oldTopHem } from '../../server/engines/warp/fit/old-hem.ts';
 import { clothedWidth, type ClothedWidth } from '../../server/engines/warp/fit/old-waist.ts';
 import { inBand, ownedBy, placeGarment } from '../../server/engines/warp/fit/place.ts';
@@ -1486,6 +1486,31 @@ describe('cloth resting on the shoulders', () => {
     assert.equal(alpha(200, 125), 1, 'the collar beside the neck');
     assert.equal(alpha(250, 160), 1, 'the top of the left shoulder');
     assert.equal(alpha(105, 390), 1, 'loose cloth well below the armpits');
+  });
+
+  test("cloth a little below the shoulders' outline reaches up to it, not over the head, nor from far below", () => {
+    const { person } = syntheticPerson();
+    const body = bodyFrame(person);
+    // The shoulders' outline lies at y 137–141 from x 140 to 260 (the head above it from x 170 to 230), a shoulder
+    // width of 100 px. One garment's top lies at y 148, 0.11 shoulder widths below it; another's at y 165.
+    const garment = (top: number): Layer => {
+      const layer = greyLayer(100, 100, 200, 250, { alpha: 0 });
+      for (let y = top - 100; y < 250; y++) layer.alpha.fill(1, y * 200, (y + 1) * 200);
+      for (let y = 0; y < 250; y++) for (let x = 0; x < 200; x++) layer.rgb[(y * 200 + x) * 3] = 100 + y;
+      return layer;
+    };
+    const near = reachShoulders(garment(148), body, person);
+    const alpha = (layer: Layer, x: number, y: number): number => layer.alpha[(y - 100) * 200 + x - 100]!;
+    for (const x of [150, 250]) {
+      assert.ok(alpha(near, x, 140) >= 0.9, `the shoulder's top at x ${x} is covered (${alpha(near, x, 140)})`);
+      assert.equal(alpha(near, x, 130), 0, `nothing stands above the outline at x ${x}`);
+    }
+    // Stretched, not filled flat: the garment's rows keep their order (red rises with the row).
+    const red = (x: number, y: number): number => near.rgb[((y - 100) * 200 + x - 100) * 3]!;
+    assert.ok(red(250, 140) < red(250, 150) && red(250, 150) < red(250, 160), 'the rows keep their order');
+    assert.equal(alpha(near, 200, 140), 0, 'the head and neck: nothing drawn above the garment there');
+    const far = reachShoulders(garment(165), body, person);
+    assert.equal(alpha(far, 250, 155), 0, 'a top 0.28 shoulder widths below the outline is not stretched up');
   });
 
   test('a square corner is rounded where it may be; a straight edge, and a corner on the body, stay', () => {

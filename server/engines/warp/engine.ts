@@ -28,8 +28,8 @@ import { CORE_RADIUS2, compose, type PlacedLayer } from './composite/compose.ts'
 import { limbPaint } from './composite/limbs.ts';
 import { armsFolded, bodyFrame, dot, polylineLength, sub } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
-import { folds, renderGarment } from './fit/render.ts';
-import { hemAtWrists, restOnShoulders } from './fit/drape.ts';
+import { folds, renderGarment, type Layer } from './fit/render.ts';
+import { hemAtWrists, reachShoulders, restOnShoulders } from './fit/drape.ts';
 import { closeGaps } from './composite/gaps.ts';
 import { garmentScale } from './fit/sizing.ts';
 import {
@@ -198,6 +198,17 @@ export class WarpEngine implements Engine {
       return share > 0 && share < SHORT_SLEEVE * armLength;
     };
     /**
+     * A top or dress drawn for the body: cloth rests on the shoulders (a flat garment's square corners do not stand
+     * off a sloping body) and, where `reach`, reaches up to their outline; long sleeves end at the hands; narrow gaps
+     * inside it (between a sleeve and the body) do not let old clothing show through. Not bottoms: between trouser
+     * legs a gap is the gap between the legs.
+     */
+    const onShoulders = (drawn: Layer, reach: boolean): Layer => {
+      const rested = restOnShoulders(drawn, body, person);
+      const reached = reach ? reachShoulders(rested, body, person) : rested;
+      return closeGaps(hemAtWrists(reached, image, person, skin, body.unit), image, person, skin, body.unit);
+    };
+    /**
      * Drawn at a level of caution; `over`: each top or dress without sleeves is worn over the customer's own top
      * (their sleeves, neckline and hem show where it does not cover) rather than replacing it.
      */
@@ -214,16 +225,11 @@ export class WarpEngine implements Engine {
         if (!placed) throw new EngineError('pose_unsupported', `the ${cutout.category} cannot be fitted to this pose without folding it`);
         worst = Math.max(worst, level);
         const drawn = renderGarment(placed.garment, placed.placement, image.width, image.height);
-        // Cloth rests on the shoulders (a flat garment's square corners do not stand off a sloping body), and narrow
-        // gaps inside a top or dress (between a sleeve and the body) do not let old clothing show through. Between
-        // trouser legs a gap is the gap between the legs.
-        const layer =
-          cutout.category === 'bottom'
-            ? drawn
-            : closeGaps(hemAtWrists(restOnShoulders(drawn, body, person), image, person, skin, body.unit), image, person, skin, body.unit);
+        // It reaches up to the shoulders' outline, unless it hangs from straps or is worn over the customer's top.
+        const layered = placed.garment.landmarks.layered === true || (over && sleeveless(cutout));
+        const layer = cutout.category === 'bottom' ? drawn : onShoulders(drawn, !layered && !placed.garment.landmarks.straps);
         const skirt = cutout.category === 'bottom' && !cutout.landmarks.crotch;
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
-        const layered = placed.garment.landmarks.layered === true || (over && sleeveless(cutout));
         layers.push({ layer, category: cutout.category, skirt, layered, overSleeves: !layered && overSleeves(cutout) });
       }
       const rgb = compose({ image, person, layers, skin, face: face?.oval, oldTopHem: bottomsOnly ? oldHem : null });

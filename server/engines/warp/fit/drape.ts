@@ -21,6 +21,18 @@ import type { Layer } from './render.ts';
  * there is rounded to `corner` shoulder widths (roundCorners).
  */
 const DRAPE = { top: 0.03, bottom: 0.16, depth: 0.3, neck: 0.3, feather: 1.5, corner: 0.15 } as const;
+/** Cloth over a shoulder reaches up to the outline from this far below it (shoulder widths; reachShoulders). */
+const REACH = 0.12;
+/** The shoulders' outline goes on this far past each shoulder's top (shoulder widths), round its cap. */
+const PAST = 0.12;
+/** The new top line is smoothed over this many shoulder widths each way (reachShoulders). */
+const SMOOTH = 0.04;
+/** A column's rise is taken up by stretching this many times as many rows below its old top. */
+const SPREAD = 3;
+/** The rise tapers off over this many shoulder widths towards the neck. */
+const TAPER = 0.08;
+/** The soft rows above a garment's first solid one, stretched up with it. */
+const SOFT = 2;
 
 /** A box of photo pixels, [x0, x1) × [y0, y1). */
 interface Box {
@@ -135,6 +147,100 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
     const inside = px >= box.x0 && py >= box.y0 && px < box.x1 && py < box.y1;
     return !inside || distance[(py - box.y0) * bw + px - box.x0]! > 1;
   });
+  return layer;
+}
+
+/**
+ * Cloth over the shoulders reaches up to the body's outline where it lies short of it by at most REACH shoulder
+ * widths: between the neck (DRAPE.neck) and each shoulder's top, a column whose garment begins below body that is
+ * neither head nor hair (old clothing or bare skin up to the outline) has its top stretched up to the outline, its
+ * anti-aliased edge with it. A flat garment's shoulder seam runs straight from the collar to the shoulder's corner
+ * while a shoulder rises in a curve to the neck: old clothing stood above the seam as a notch, turned into wall or
+ * painted as skin (#72), and a bare shoulder stood above a jacket's (#44). Not for a garment hanging from straps,
+ * which leave the shoulders bare beside them. The layer is changed.
+ */
+export function reachShoulders(layer: Layer, body: BodyFrame, person: PersonAnalysis): Layer {
+  const { width, data } = person.matte;
+  const { labels } = person.layout;
+  const { origin, down, side, unit, shoulderTop } = body;
+  const { x0, y0, width: lw, height: lh, rgb, alpha } = layer;
+  const across = (x: number, y: number): number => (x - origin.x) * side.x + (y - origin.y) * side.y;
+  const along = (x: number, y: number): number => (x - origin.x) * down.x + (y - origin.y) * down.y;
+  const top = Math.min(along(shoulderTop.left.x, shoulderTop.left.y), along(shoulderTop.right.x, shoulderTop.right.y));
+  const deepest = top + DRAPE.depth * body.torsoLength;
+  const ends = [
+    across(shoulderTop.right.x, shoulderTop.right.y) - PAST * unit,
+    across(shoulderTop.left.x, shoulderTop.left.y) + PAST * unit,
+  ];
+  const reach = REACH * unit;
+  // Each column's garment top (its first solid row) and how far the body goes on above it; -1 where it may not reach.
+  const first = new Int32Array(lw).fill(-1);
+  const rise = new Int32Array(lw).fill(-1);
+  for (let x = 0; x < lw; x++) {
+    const px = x0 + x;
+    let g = 0;
+    while (g < lh && alpha[g * lw + x]! < 0.5) g++;
+    if (g >= lh) continue;
+    const py = y0 + g;
+    const a = across(px + 0.5, py + 0.5);
+    if (Math.abs(a) < DRAPE.neck * unit || a < ends[0]! || a > ends[1]! || along(px + 0.5, py + 0.5) > deepest) continue;
+    // Up from it over the body (not the head, whose hair may lie on the shoulder) to the outline.
+    let o = py;
+    while (o > 0 && py - o <= reach) {
+      const i = (o - 1) * width + px;
+      if (data[i]! < 128 || labels[i] === REGION.head) break;
+      o--;
+    }
+    if (py - o > reach) continue;
+    first[x] = g;
+    // Towards the neck the rise tapers off to none: it stopped there in a step.
+    rise[x] = Math.round((py - o) * Math.min(1, (Math.abs(a) - DRAPE.neck * unit) / (TAPER * unit)));
+  }
+  // The new top is smoothed along the columns (the matte's outline is ragged, and each column stretched on its own
+  // left vertical streaks), and reaches no further past the body than cloth resting on it may (DRAPE.top). The
+  // stretch is spread over SPREAD times the rise below the old top: a print stretched twice over within the rise
+  // itself was streaked.
+  const smooth = Math.max(2, Math.round(SMOOTH * unit));
+  const column = new Float32Array(lh * 4);
+  for (let x = 0; x < lw; x++) {
+    if (rise[x]! <= 0) continue;
+    let sum = 0;
+    let count = 0;
+    for (let u = Math.max(0, x - smooth); u <= Math.min(lw - 1, x + smooth); u++) {
+      if (rise[u]! < 0) continue;
+      sum += first[u]! - rise[u]!;
+      count++;
+    }
+    const g = first[x]!;
+    const n = Math.min(rise[x]! + Math.round(DRAPE.top * unit), Math.max(0, Math.round(g - sum / count)));
+    if (n === 0) continue;
+    // Stretched: rows [g - SOFT, g + SPREAD·n) of the column are drawn over [g - n - SOFT, g + SPREAD·n).
+    const end = Math.min(lh, g + SPREAD * n);
+    const from = Math.max(0, g - SOFT);
+    const to = Math.max(0, g - n - SOFT);
+    for (let y = from; y < end; y++) {
+      const k = y * lw + x;
+      column[y * 4] = alpha[k]!;
+      for (let c = 0; c < 3; c++) column[y * 4 + 1 + c] = rgb[k * 3 + c]! * alpha[k]!;
+    }
+    const squeeze = (end - from) / (end - to);
+    for (let y = to; y < end; y++) {
+      // A pixel centre's distance above `end` is scaled by `squeeze` to find its source.
+      const s = end - 0.5 - (end - y - 0.5) * squeeze;
+      const s0 = Math.max(from, Math.min(end - 1, Math.floor(s)));
+      const s1 = Math.min(end - 1, s0 + 1);
+      const t = Math.max(0, Math.min(1, s - s0));
+      const k = y * lw + x;
+      const a = column[s0 * 4]! * (1 - t) + column[s1 * 4]! * t;
+      alpha[k] = a;
+      if (a <= 0) continue;
+      for (let c = 0; c < 3; c++) rgb[k * 3 + c] = Math.round((column[s0 * 4 + 1 + c]! * (1 - t) + column[s1 * 4 + 1 + c]! * t) / a);
+      const nearest = (t < 0.5 ? s0 : s1) * lw + x;
+      layer.sleeve[k] = layer.sleeve[nearest]!;
+      if (layer.tube) layer.tube[k] = layer.tube[nearest]!;
+      if (layer.insideBack) layer.insideBack[k] = layer.insideBack[nearest]!;
+    }
+  }
   return layer;
 }
 
