@@ -1511,6 +1511,20 @@ describe('cloth resting on the shoulders', () => {
     assert.equal(alpha(near, 200, 140), 0, 'the head and neck: nothing drawn above the garment there');
     const far = reachShoulders(garment(165), body, person);
     assert.equal(alpha(far, 250, 155), 0, 'a top 0.28 shoulder widths below the outline is not stretched up');
+
+    // The head's region grown down over the left shoulder: hair there stops the garment; the old top there does not.
+    const hairy = syntheticPerson().person;
+    const oldTop = new Uint8Array(W * H);
+    for (let y = 130; y < 148; y++) {
+      for (let x = 236; x < 266; x++) {
+        hairy.layout.labels[y * W + x] = REGION.head;
+        oldTop[y * W + x] = 1;
+      }
+    }
+    const underHair = reachShoulders(garment(148), bodyFrame(hairy), hairy);
+    assert.equal(alpha(underHair, 250, 140), 0, 'below hair on the shoulder the garment stays where it was');
+    const overOldTop = reachShoulders(garment(148), bodyFrame(hairy), hairy, oldTop);
+    assert.ok(alpha(overOldTop, 250, 140) >= 0.9, "over the old top in the head's region it reaches the outline");
   });
 
   test('a square corner is rounded where it may be; a straight edge, and a corner on the body, stay', () => {

@@ -31,6 +31,7 @@ import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment, type Layer } from './fit/render.ts';
 import { hemAtWrists, reachShoulders, restOnShoulders } from './fit/drape.ts';
 import { closeGaps } from './composite/gaps.ts';
+import { oldTopUnderChin } from './composite/neckline.ts';
 import { garmentScale } from './fit/sizing.ts';
 import {
   faceViolation,
@@ -199,13 +200,14 @@ export class WarpEngine implements Engine {
     };
     /**
      * A top or dress drawn for the body: cloth rests on the shoulders (a flat garment's square corners do not stand
-     * off a sloping body) and, where `reach`, reaches up to their outline; long sleeves end at the hands; narrow gaps
+     * off a sloping body) and, where `reach`, reaches up to their outline (over the old top in the head's region too); long sleeves end at the hands; narrow gaps
      * inside it (between a sleeve and the body) do not let old clothing show through. Not bottoms: between trouser
      * legs a gap is the gap between the legs.
      */
+    const oldTop = skin ? oldTopUnderChin(image, person, skin, face?.oval ?? null).clothing : null;
     const onShoulders = (drawn: Layer, reach: boolean): Layer => {
       const rested = restOnShoulders(drawn, body, person);
-      const reached = reach ? reachShoulders(rested, body, person) : rested;
+      const reached = reach ? reachShoulders(rested, body, person, oldTop) : rested;
       return closeGaps(hemAtWrists(reached, image, person, skin, body.unit), image, person, skin, body.unit);
     };
     /**

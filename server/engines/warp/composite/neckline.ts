@@ -177,7 +177,26 @@ const MIN_NECK_PIXELS = 30;
  * skin, 1 left as they were.
  */
 export function bareUnderChin(input: UnderChinInput): Uint8Array {
-  const { out, image, person, skin, shading, face } = input;
+  const { out, shading } = input;
+  const { clothing, neck } = oldTopUnderChin(input.image, input.person, input.skin, input.face ?? null);
+  const { width } = input.image;
+  for (let i = Math.max(0, chinRow(input.person) + 1) * width; i < clothing.length; i++) {
+    if (clothing[i] !== 2) continue;
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(neck, shading[i]!, c));
+  }
+  return clothing;
+}
+
+/**
+ * What of the head's region below the chin is the old top (bareUnderChin): `clothing` is 2 where it is painted as
+ * skin when no garment covers it, 1 where it is left as it was, 0 elsewhere; `neck` is the neck's own colour.
+ */
+export function oldTopUnderChin(
+  image: RawImage,
+  person: PersonAnalysis,
+  skin: SkinModel,
+  face: Mask | null,
+): { clothing: Uint8Array; neck: SkinModel } {
   const { width, height, data, channels } = image;
   const labels = person.layout.labels;
   const boneRegion = boneRegions(person.landmarks);
@@ -195,7 +214,7 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
       y1 = y;
     }
   }
-  if (y1 < 0) return clothing;
+  if (y1 < 0) return { clothing, neck: skin };
   x0 = Math.max(0, x0 - BARE.radius);
   x1 = Math.min(width - 1, x1 + BARE.radius);
   y1 = Math.min(height - 1, y1 + BARE.radius);
@@ -237,11 +256,7 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
   if (hair) keepHairShadows(image, hair, fallen!, clothing, x0, top, x1, y1);
   const colour: SkinModel =
     neckPixels >= MIN_NECK_PIXELS ? { ...skin, rgb: [neck[0] / neckPixels, neck[1] / neckPixels, neck[2] / neckPixels] } : skin;
-  for (let i = top * width; i < clothing.length; i++) {
-    if (clothing[i] !== 2) continue;
-    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(colour, shading[i]!, c));
-  }
-  return clothing;
+  return { clothing, neck: colour };
 }
 
 export interface ShouldersInput {

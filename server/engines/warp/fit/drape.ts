@@ -153,13 +153,14 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
 /**
  * Cloth over the shoulders reaches up to the body's outline where it lies short of it by at most REACH shoulder
  * widths: between the neck (DRAPE.neck) and each shoulder's top, a column whose garment begins below body that is
- * neither head nor hair (old clothing or bare skin up to the outline) has its top stretched up to the outline, its
- * anti-aliased edge with it. A flat garment's shoulder seam runs straight from the collar to the shoulder's corner
+ * neither head nor hair (old clothing or bare skin up to the outline, and the old top the head's region takes in below
+ * the chin, `oldTop`: neckline.ts's oldTopUnderChin) has its top stretched up to the outline, its anti-aliased edge
+ * with it. A flat garment's shoulder seam runs straight from the collar to the shoulder's corner
  * while a shoulder rises in a curve to the neck: old clothing stood above the seam as a notch, turned into wall or
  * painted as skin (#72), and a bare shoulder stood above a jacket's (#44). Not for a garment hanging from straps,
  * which leave the shoulders bare beside them. The layer is changed.
  */
-export function reachShoulders(layer: Layer, body: BodyFrame, person: PersonAnalysis): Layer {
+export function reachShoulders(layer: Layer, body: BodyFrame, person: PersonAnalysis, oldTop: Uint8Array | null = null): Layer {
   const { width, data } = person.matte;
   const { labels } = person.layout;
   const { origin, down, side, unit, shoulderTop } = body;
@@ -188,7 +189,7 @@ export function reachShoulders(layer: Layer, body: BodyFrame, person: PersonAnal
     let o = py;
     while (o > 0 && py - o <= reach) {
       const i = (o - 1) * width + px;
-      if (data[i]! < 128 || labels[i] === REGION.head) break;
+      if (data[i]! < 128 || (labels[i] === REGION.head && !oldTop?.[i])) break;
       o--;
     }
     if (py - o > reach) continue;
