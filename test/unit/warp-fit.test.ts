@@ -745,6 +745,27 @@ describe('placing trousers on a body', () => {
     );
   });
 
+  test('where the old bottoms begin higher beside the centre line than on it, that is where they begin', () => {
+    const { image: photo, person: wearer } = syntheticPerson();
+    const frame = bodyFrame(wearer);
+    // Khaki trousers from y 270 over bare skin, but on the centre line (x 192–208) skin shows down to y 285 (a navel
+    // below folded forearms, a waistband dipping at the front).
+    const dipped = { ...photo, data: photo.data.slice() };
+    for (let y = 270; y < 560; y++) {
+      for (let x = 155; x <= 245; x++) {
+        if (wearer.matte.data[y * W + x]! < 128) continue;
+        dipped.data.set(y < 285 && x >= 192 && x <= 208 ? SKIN : [190, 170, 110], (y * W + x) * 3);
+      }
+    }
+    for (let y = 230; y < 270; y++)
+      for (let x = 155; x <= 245; x++) if (wearer.matte.data[y * W + x]! >= 128) dipped.data.set(SKIN, (y * W + x) * 3);
+    const top = oldBottomsTop(dipped, wearer, frame, skinModel(dipped, wearer));
+    assert.ok(
+      top !== null && Math.abs(frame.origin.y + top - 270) <= 2,
+      `old bottoms begin at y ${top === null ? null : frame.origin.y + top}: at their top beside the centre line, 270, not 285`,
+    );
+  });
+
   test('a belt where the old bottoms’ colour is taken is theirs: above bare skin they begin at its top, under a tucked top below it', () => {
     const { image: photo, person: wearer } = syntheticPerson();
     const frame = bodyFrame(wearer);

@@ -7,9 +7,9 @@
  *   shorter than that is drawn down to it (place.ts), so the old hem does
  *   not show as a band below the new one;
  * - the old bottoms' top, going up from the hips until their colour gives
- *   way to the top's or to skin. New bottoms whose waistband sits lower
- *   are drawn up to it, so the old waistband does not show above the new
- *   one.
+ *   way to the top's or to skin, on the centre line and a little to either
+ *   side of it. New bottoms whose waistband sits lower are drawn up to it,
+ *   so the old waistband does not show above the new one.
  */
 import { REGION, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { GARMENTS_APART, clothingColour, isSkin, type SkinModel } from '../composite/colour.ts';
@@ -27,6 +27,8 @@ const OLD_HEM = { reference: 0.45, deepest: 1.5, run: 0.04, half: 0.06, contrast
  * worn, a little below the natural waist), the widest belt, and how many rows of skin or wall end one.
  */
 const OLD_WAIST = { reference: 0.95, lowest: 1.1, highest: 0.55, belt: 0.12, bare: 0.01 } as const;
+/** Besides the centre line, the old bottoms' top is looked for this many shoulder widths to either side of it. */
+const SIDE_STRIPS = [0.15] as const;
 
 type Rgb = [number, number, number];
 type Strip = (depth: number) => Rgb | 'hand' | null;
@@ -43,14 +45,26 @@ export function oldTopHem(image: RawImage, person: PersonAnalysis, body: BodyFra
 
 /**
  * The depth at which the old bottoms begin on the centre line (their waistband's top, or the hem of a top worn over
- * them), or null when it cannot be told (bare skin or a hand there, one garment from the hips up to the waist).
+ * them), or null when it cannot be told (bare skin or a hand there, one garment from the hips up to the waist). Where
+ * they are seen to begin higher a little to either side (SIDE_STRIPS), that is where they begin: a waistband rising
+ * over the hips, or a navel's bare skin at the centre line below folded forearms, left a band of the old jeans above
+ * new shorts at the sides, painted as skin in blocks (#6).
  */
 export function oldBottomsTop(image: RawImage, person: PersonAnalysis, body: BodyFrame, skin: SkinModel | null): number | null {
   // What is worn at the hips is the bottoms only if it is what is worn on the thighs: a top hanging over the hips
   // would otherwise be followed up to the first stripe or print on it.
   const thighs = clothingColour(image, person, THIGHS, skin);
   if (!thighs) return null;
-  const strip = centreStrip(image, person, body, skin);
+  const centre = bottomsTopAlong(centreStrip(image, person, body, skin), body, thighs);
+  if (centre === null) return null;
+  const sides = SIDE_STRIPS.flatMap((offset) => [-offset, offset]).map((offset) =>
+    bottomsTopAlong(centreStrip(image, person, body, skin, offset), body, thighs),
+  );
+  return Math.min(centre, ...sides.filter((top): top is number => top !== null));
+}
+
+/** Where the old bottoms (`thighs`: their colour on the thighs) begin along a strip down the body; null if not told. */
+function bottomsTopAlong(strip: Strip, body: BodyFrame, thighs: Rgb): number | null {
   // A belt or its buckle may lie where the colour is taken: the bottoms' own cloth is looked for below it.
   const from = firstOf(strip, body, OLD_WAIST.reference, OLD_WAIST.lowest, thighs);
   const reference = from === null ? null : strip(from * body.torsoLength);
@@ -131,12 +145,16 @@ function edgeFrom(strip: Strip, body: BodyFrame, from: number, to: number, expec
   return null;
 }
 
-/** The mean colour across the centre strip at a depth; 'hand' where a hand lies on it; null where it leaves the person or is skin. */
-function centreStrip(image: RawImage, person: PersonAnalysis, body: BodyFrame, skin: SkinModel | null): Strip {
+/**
+ * The mean colour across the centre strip (or one `offset` shoulder widths beside it) at a depth; 'hand' where a hand lies
+ * on it; null where it leaves the person or is skin.
+ */
+function centreStrip(image: RawImage, person: PersonAnalysis, body: BodyFrame, skin: SkinModel | null, offset = 0): Strip {
   const { width, height, channels, data } = image;
   const half = Math.max(1, Math.round(OLD_HEM.half * body.unit));
+  const from = add(body.origin, body.side, offset * body.unit);
   return (depth) => {
-    const centre = add(body.origin, body.down, depth);
+    const centre = add(from, body.down, depth);
     const sum: Rgb = [0, 0, 0];
     let outside = false;
     for (let k = -half; k <= half; k++) {
