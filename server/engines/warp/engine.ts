@@ -204,10 +204,10 @@ export class WarpEngine implements Engine {
      * inside it (between a sleeve and the body) do not let old clothing show through. Not bottoms: between trouser
      * legs a gap is the gap between the legs.
      */
-    const oldTop = skin ? oldTopUnderChin(image, person, skin, face?.oval ?? null).clothing : null;
+    const oldTop = skin ? oldTopUnderChin(image, person, skin, face?.oval ?? null) : null;
     const onShoulders = (drawn: Layer, reach: boolean): Layer => {
       const rested = restOnShoulders(drawn, body, person);
-      const reached = reach ? reachShoulders(rested, body, person, oldTop) : rested;
+      const reached = reach ? reachShoulders(rested, body, person, oldTop?.clothing) : rested;
       return closeGaps(hemAtWrists(reached, image, person, skin, body.unit), image, person, skin, body.unit);
     };
     /**
@@ -234,7 +234,15 @@ export class WarpEngine implements Engine {
         violations.push(...layerViolations(layer, cutout.category, body, person, skirt));
         layers.push({ layer, category: cutout.category, skirt, layered, overSleeves: !layered && overSleeves(cutout) });
       }
-      const rgb = compose({ image, person, layers, skin, face: face?.oval, oldTopHem: bottomsOnly ? oldHem : null });
+      const rgb = compose({
+        image,
+        person,
+        layers,
+        skin,
+        face: face?.oval,
+        oldTopHem: bottomsOnly ? oldHem : null,
+        oldTop: oldTop ?? undefined,
+      });
       const changedFace = faceViolation(image, rgb, person, face?.oval);
       const old = oldClothingViolation(image, rgb, person, skin, layers);
       return { rgb, violations: [...violations, ...(changedFace ? [changedFace] : []), ...(old ? [old] : [])], level: worst };

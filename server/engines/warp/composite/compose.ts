@@ -27,7 +27,7 @@
 import { insideConvex, segmentDistance2, skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
-import { bareNeckline, bareUnderChin, chinRow, wallAboveShoulders } from './neckline.ts';
+import { bareNeckline, bareUnderChin, chinRow, wallAboveShoulders, type OldTopUnderChin } from './neckline.ts';
 import { add, armsFolded, bodyFrame } from '../fit/body.ts';
 import { boxMean, components, flood4, nearestThrough, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
@@ -65,6 +65,8 @@ export interface ComposeInput {
    * (old-hem.ts); null or absent when it cannot be told.
    */
   oldTopHem?: number | null;
+  /** The old top in the head's region below the chin (neckline.ts), when already told for this person and skin. */
+  oldTop?: OldTopUnderChin;
 }
 
 /** The old top's hem, kept over new bottoms: a line across the body through where it ends on the centre line. */
@@ -256,7 +258,7 @@ export function compose(input: ComposeInput): Uint8Array {
   if (necklines.length > 0 && skin) {
     const upperCoverage = layerCoverage(necklines, width, height);
     bareNeckline({ out, image, person, skin, upperCoverage, shading });
-    underChin = bareUnderChin({ out, image, person, skin, shading, face: input.face });
+    underChin = bareUnderChin({ out, image, person, skin, shading, face: input.face, oldTop: input.oldTop });
     const walled = wallAboveShoulders({ out, image, person, skin, upperCoverage, background, underChin });
     if (walled) clearOutline(out, person, background, walled, coverage);
   }

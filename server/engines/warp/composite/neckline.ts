@@ -157,6 +157,15 @@ export interface UnderChinInput {
   shading: Float32Array;
   /** Face Mesh's face oval (0/255), when found: never painted. */
   face?: Mask | null;
+  /** oldTopUnderChin's answer for this person, skin and face, when it has been asked already. */
+  oldTop?: OldTopUnderChin;
+}
+
+/** What of the head's region below the chin is the old top, and the neck's colour (oldTopUnderChin). */
+export interface OldTopUnderChin {
+  /** 2 where painted as skin when no garment covers it, 1 where left as it was, 0 elsewhere. */
+  clothing: Uint8Array;
+  neck: SkinModel;
 }
 
 /** Below the chin, pixels this close to the wall are the outline's mix of hair or skin with it, not clothing. */
@@ -178,7 +187,7 @@ const MIN_NECK_PIXELS = 30;
  */
 export function bareUnderChin(input: UnderChinInput): Uint8Array {
   const { out, shading } = input;
-  const { clothing, neck } = oldTopUnderChin(input.image, input.person, input.skin, input.face ?? null);
+  const { clothing, neck } = input.oldTop ?? oldTopUnderChin(input.image, input.person, input.skin, input.face ?? null);
   const { width } = input.image;
   for (let i = Math.max(0, chinRow(input.person) + 1) * width; i < clothing.length; i++) {
     if (clothing[i] !== 2) continue;
@@ -187,16 +196,8 @@ export function bareUnderChin(input: UnderChinInput): Uint8Array {
   return clothing;
 }
 
-/**
- * What of the head's region below the chin is the old top (bareUnderChin): `clothing` is 2 where it is painted as
- * skin when no garment covers it, 1 where it is left as it was, 0 elsewhere; `neck` is the neck's own colour.
- */
-export function oldTopUnderChin(
-  image: RawImage,
-  person: PersonAnalysis,
-  skin: SkinModel,
-  face: Mask | null,
-): { clothing: Uint8Array; neck: SkinModel } {
+/** What of the head's region below the chin is the old top, as bareUnderChin tells it, and the neck's own colour. */
+export function oldTopUnderChin(image: RawImage, person: PersonAnalysis, skin: SkinModel, face: Mask | null): OldTopUnderChin {
   const { width, height, data, channels } = image;
   const labels = person.layout.labels;
   const boneRegion = boneRegions(person.landmarks);
