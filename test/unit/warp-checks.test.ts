@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { faceViolation, garmentViolation, layerViolations, oldClothingViolation, poseViolation } from '../../server/engines/warp/checks.ts';
 import { skinModel } from '../../server/engines/warp/composite/colour.ts';
+import { overLongSleeves } from '../../server/engines/warp/engine.ts';
 import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { bodyFrame } from '../../server/engines/warp/fit/body.ts';
 import { placeGarment } from '../../server/engines/warp/fit/place.ts';
@@ -328,5 +329,17 @@ describe('warp post-conditions', () => {
       ),
     };
     assert.equal(poseViolation(crossed, bodyFrame(crossed), [{ category: 'bottom' as const, landmarks: {} }]), null);
+  });
+});
+
+describe("which garments go over a customer's long sleeves", () => {
+  // Arms 1.4 shoulder widths long, shoulder to wrist.
+  const arm = 1.4;
+  test("short sleeves do, long ones do not, but a jacket's do whatever their length; no sleeves never", () => {
+    assert.equal(overLongSleeves('top', 0.4, arm), true, 'a T-shirt: the old long sleeves stay below its own');
+    assert.equal(overLongSleeves('dress', 0.4, arm), true, 'a tee dress');
+    assert.equal(overLongSleeves('top', 1.3, arm), false, 'a long-sleeved top replaces them');
+    assert.equal(overLongSleeves('outerwear', 1.3, arm), true, "a blazer: the shirt's cuffs stay below its sleeves");
+    assert.equal(overLongSleeves('outerwear', 0, arm), false, 'a gilet without sleeves');
   });
 });

@@ -49,7 +49,7 @@ import { cutOutGarment } from './cutout/index.ts';
 import { oldBottomsTop, oldTopHem } from './fit/old-hem.ts';
 import { clothedWidth } from './fit/old-waist.ts';
 import { GarmentSegmenter } from './cutout/learned.ts';
-import type { GarmentCutout } from './types.ts';
+import type { GarmentCutout, WarpCategory } from './types.ts';
 
 export interface WarpOptions {
   /** ONNX Runtime threads for the person analysis (default 1). */
@@ -76,6 +76,17 @@ const HEM_SPARE = 0.02;
  * below it on the forearm: a short sleeve's 0.3 to 0.45 of about 1.4, a three-quarter one's 0.9 to 1.
  */
 const SHORT_SLEEVE = 0.75;
+
+/**
+ * Whether a garment whose sleeves are `share` shoulder widths long goes over a customer's long sleeves, which stay on
+ * the arms below its own, on arms `armLength` shoulder widths long: a top or dress whose sleeves end well above the
+ * wrists (painted as bare forearms, the old sleeves were flat tubes of skin), and a jacket whatever its sleeves (a
+ * shirt's cuffs below a blazer's sleeves are worn so; painted as skin, they were blocks above the hands, #8). Not a
+ * garment without sleeves (share 0), which is worn over or replaces the whole top.
+ */
+export function overLongSleeves(category: WarpCategory, share: number, armLength: number): boolean {
+  return share > 0 && (category === 'outerwear' || share < SHORT_SLEEVE * armLength);
+}
 
 /** Cut-outs kept per engine process, by garment photo and requested category (catalogue garments come back). */
 const CUTOUT_CACHE = 32;
@@ -190,14 +201,10 @@ export class WarpEngine implements Engine {
       const placement = placeGarment(garment, body, options);
       return folds(garment, placement) ? null : { garment, placement };
     };
-    // A top or dress whose sleeves end well above the wrists goes over a customer's long sleeves, which stay below
-    // its own (painted as bare forearms, they were flat tubes of skin).
     const longSleeved = limbs !== null && [0, 1].some((arm) => limbs.longSleeve(arm));
     const armLength = (polylineLength(body.arm.left) + polylineLength(body.arm.right)) / 2 / body.unit;
-    const overSleeves = (cutout: GarmentCutout): boolean => {
-      const share = longSleeved ? sleeveShare(cutout) * scale.sleeve : 0;
-      return share > 0 && share < SHORT_SLEEVE * armLength;
-    };
+    const overSleeves = (cutout: GarmentCutout): boolean =>
+      longSleeved && overLongSleeves(cutout.category, sleeveShare(cutout) * scale.sleeve, armLength);
     /**
      * A top or dress drawn for the body: cloth rests on the shoulders (a flat garment's square corners do not stand
      * off a sloping body) and, where `reach`, reaches up to their outline (over the old top in the head's region too); long sleeves end at the hands; narrow gaps
