@@ -205,13 +205,15 @@ export class WarpEngine implements Engine {
     const armLength = (polylineLength(body.arm.left) + polylineLength(body.arm.right)) / 2 / body.unit;
     const overSleeves = (cutout: GarmentCutout): boolean =>
       longSleeved && overLongSleeves(cutout.category, sleeveShare(cutout) * scale.sleeve, armLength);
+    // What of the head's region below the chin is the customer's old top (neckline.ts): the shoulders' reach goes
+    // over it, and the compositor paints it.
+    const oldTop = skin ? oldTopUnderChin(image, person, skin, face?.oval ?? null) : null;
     /**
      * A top or dress drawn for the body: cloth rests on the shoulders (a flat garment's square corners do not stand
-     * off a sloping body) and, where `reach`, reaches up to their outline (over the old top in the head's region too); long sleeves end at the hands; narrow gaps
+     * off a sloping body) and, where `reach`, reaches up to their outline; long sleeves end at the hands; narrow gaps
      * inside it (between a sleeve and the body) do not let old clothing show through. Not bottoms: between trouser
      * legs a gap is the gap between the legs.
      */
-    const oldTop = skin ? oldTopUnderChin(image, person, skin, face?.oval ?? null) : null;
     const onShoulders = (drawn: Layer, reach: boolean): Layer => {
       const rested = restOnShoulders(drawn, body, person);
       const reached = reach ? reachShoulders(rested, body, person, oldTop?.clothing) : rested;
