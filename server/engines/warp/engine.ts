@@ -206,8 +206,8 @@ export class WarpEngine implements Engine {
     const overSleeves = (cutout: GarmentCutout): boolean =>
       longSleeved && overLongSleeves(cutout.category, sleeveShare(cutout) * scale.sleeve, armLength);
     // What of the head's region below the chin is the customer's old top (neckline.ts): the shoulders' reach goes
-    // over it, and the compositor paints it.
-    const oldTop = skin ? oldTopUnderChin(image, person, skin, face?.oval ?? null) : null;
+    // over it, and the compositor paints it. Only a top, dress or jacket asks.
+    const oldTop = skin && garments.some((g) => g.category !== 'bottom') ? oldTopUnderChin(image, person, skin, face?.oval ?? null) : null;
     /**
      * A top or dress drawn for the body: cloth rests on the shoulders (a flat garment's square corners do not stand
      * off a sloping body) and, where `reach`, reaches up to their outline; long sleeves end at the hands; narrow gaps

@@ -99,13 +99,27 @@ function chamfer(from: Uint8Array, w: number, h: number): Float32Array {
   return d;
 }
 
-/** The layer with what stands off the shoulders (see DRAPE) taken away; the layer itself is changed. */
-export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAnalysis): Layer {
-  const { width, height } = person.matte;
-  const { origin, down, side, unit, shoulderTop } = body;
+/**
+ * A photo point's distance down the body's axis and across it (towards the wearer's left) from between the shoulders,
+ * and the depth of the higher shoulder's top.
+ */
+function shoulderAxes(body: BodyFrame): {
+  along: (x: number, y: number) => number;
+  across: (x: number, y: number) => number;
+  top: number;
+} {
+  const { origin, down, side, shoulderTop } = body;
   const along = (x: number, y: number): number => (x - origin.x) * down.x + (y - origin.y) * down.y;
   const across = (x: number, y: number): number => (x - origin.x) * side.x + (y - origin.y) * side.y;
   const top = Math.min(along(shoulderTop.left.x, shoulderTop.left.y), along(shoulderTop.right.x, shoulderTop.right.y));
+  return { along, across, top };
+}
+
+/** The layer with what stands off the shoulders (see DRAPE) taken away; the layer itself is changed. */
+export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAnalysis): Layer {
+  const { width, height } = person.matte;
+  const { origin, down, unit } = body;
+  const { along, across, top } = shoulderAxes(body);
   const depth = DRAPE.depth * body.torsoLength;
   // Distances are needed only over the layer down to the armpits, and only up to the widest margin: the box is
   // grown by that much, so every distance that can decide a pixel is exact.
@@ -163,11 +177,9 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
 export function reachShoulders(layer: Layer, body: BodyFrame, person: PersonAnalysis, oldTop: Uint8Array | null = null): Layer {
   const { width, data } = person.matte;
   const { labels } = person.layout;
-  const { origin, down, side, unit, shoulderTop } = body;
+  const { unit, shoulderTop } = body;
   const { x0, y0, width: lw, height: lh, rgb, alpha } = layer;
-  const across = (x: number, y: number): number => (x - origin.x) * side.x + (y - origin.y) * side.y;
-  const along = (x: number, y: number): number => (x - origin.x) * down.x + (y - origin.y) * down.y;
-  const top = Math.min(along(shoulderTop.left.x, shoulderTop.left.y), along(shoulderTop.right.x, shoulderTop.right.y));
+  const { along, across, top } = shoulderAxes(body);
   const deepest = top + DRAPE.depth * body.torsoLength;
   const ends = [
     across(shoulderTop.right.x, shoulderTop.right.y) - PAST * unit,
