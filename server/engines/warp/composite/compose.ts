@@ -27,7 +27,7 @@
 import { insideConvex, segmentDistance2, skeleton, type Bone } from '../../../vision/body-layout.ts';
 import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../../../vision/types.ts';
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
-import { bareNeckline, bareUnderChin, chinRow, wallAboveShoulders, type OldTopUnderChin } from './neckline.ts';
+import { bareNeckline, bareUnderChin, chinRow, oldTopUnderChin, wallAboveShoulders, type OldTopUnderChin } from './neckline.ts';
 import { add, armsFolded, bodyFrame } from '../fit/body.ts';
 import { boxMean, components, flood4, nearestThrough, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
@@ -36,6 +36,7 @@ import { BARE, isSkin, isSkinAt, luma, shadedSkin, skinChroma, skinModel, type S
 import { ARMS, HEAD_AND_HANDS } from './regions.ts';
 import { INSIDE, OUTSIDE, limbPaint, type LimbPaint } from './limbs.ts';
 import { shadingRatio } from './shading.ts';
+import { blendIntoSkin } from './seamless.ts';
 
 export interface PlacedLayer {
   layer: Layer;
@@ -157,6 +158,8 @@ const SLEEVE_END = 0.05;
  * 0.12 %), where a collar's side cut off below the chin by the bare neck (the under-chin test's) is 0.46 %.
  */
 const SPECK = 0.002;
+/** Painted skin is matched to photo skin this many pixels inside the skin's edge (solidSkin). */
+const SOLID_SKIN = 2;
 /** How far (pixels) from old clothing turned to background its soft outline goes too. */
 const OUTLINE = 2;
 /** How far (shoulder widths) past the person the soft edge of old clothing gone under a new garment goes with it. */
@@ -257,10 +260,17 @@ export function compose(input: ComposeInput): Uint8Array {
   let underChin: Uint8Array | null = null;
   if (necklines.length > 0 && skin) {
     const upperCoverage = layerCoverage(necklines, width, height);
-    bareNeckline({ out, image, person, skin, upperCoverage, shading });
-    underChin = bareUnderChin({ out, image, person, skin, shading, face: input.face, oldTop: input.oldTop });
+    const painted = new Uint8Array(width * height);
+    // Above the neckline as below the chin, the neck's own colour.
+    const oldTop = input.oldTop ?? oldTopUnderChin(image, person, skin, input.face ?? null);
+    bareNeckline({ out, image, person, skin, upperCoverage, shading, painted, paint: oldTop.neck });
+    underChin = bareUnderChin({ out, image, person, skin, shading, face: input.face, oldTop });
     const walled = wallAboveShoulders({ out, image, person, skin, upperCoverage, background, underChin });
     if (walled) clearOutline(out, person, background, walled, coverage);
+    // The painted neck meets the real neck and chin without a seam.
+    for (let i = 0; i < painted.length; i++) painted[i] = (painted[i] === 1 || underChin[i] === 2) && !walled?.[i] ? 1 : 0;
+    const solid = solidSkin(image, person, skin, painted);
+    blendIntoSkin(out, image, painted, (i) => solid[i] === 1, 2 * SOLID_SKIN + 2);
   }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
@@ -269,6 +279,22 @@ export function compose(input: ComposeInput): Uint8Array {
   const hem = !kinds.upper && input.oldTopHem != null ? oldHem(person, input.oldTopHem) : null;
   for (const placed of layers) drawLayer(out, image, lum, person, skin, placed, underChin, oldColours, hem, folded);
   return out;
+}
+
+/**
+ * The photo's skin that painted skin is matched to (blendIntoSkin): skin-coloured pixels of the person, not painted,
+ * whose neighbours within SOLID_SKIN are so too. A chin's edge against the wall, its colour mixed with the wall's,
+ * passes the skin test; matched to it, a painted neck came out grey.
+ */
+function solidSkin(image: RawImage, person: PersonAnalysis, skin: SkinModel, painted: Uint8Array): Uint8Array {
+  const { width, height, data, channels } = image;
+  const bare = new Uint8Array(width * height);
+  for (let i = 0; i < bare.length; i++) {
+    if (painted[i] === 1 || person.matte.data[i]! < 128) continue;
+    const j = i * channels;
+    bare[i] = isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+  }
+  return squareFilter(bare, width, height, SOLID_SKIN, false);
 }
 
 /** How much of each photo pixel the new garments cover together (the most opaque layer's alpha). */

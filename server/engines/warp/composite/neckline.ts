@@ -48,11 +48,16 @@ export interface NecklineInput {
   /** The photo's luminance, smoothed finely and broadly: the shading the skin takes. */
   /** The photo's shading (shading.ts), which painted skin takes. */
   shading: Float32Array;
+  /** When given, the pixels painted are set to 1 in it. */
+  painted?: Uint8Array;
+  /** The colour painted, when known better than `skin` (the neck's own, OldTopUnderChin.neck). */
+  paint?: SkinModel;
 }
 
 /** Paints the old top above the new neckline as skin (see above); returns how many pixels it painted. */
 export function bareNeckline(input: NecklineInput): number {
   const { out, image, person, skin, upperCoverage, shading } = input;
+  const paint = input.paint ?? skin;
   const { width, height, data, channels } = image;
   const chinY = Math.max(0, chinRow(person));
   const ls = person.landmarks[POSE.leftShoulder]!;
@@ -88,7 +93,8 @@ export function bareNeckline(input: NecklineInput): number {
       if (isSkin(skin, r, g, b) || bare[(y - chinY) * (x1 - x0 + 1) + x - x0] === 1) continue;
       if (hair?.near(r, g, b) && fallen!.has(i)) continue;
       const keep = upperCoverage[i]!;
-      for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(skin, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
+      for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.round(shadedSkin(paint, shading[i]!, c) * (1 - keep) + out[i * 3 + c]! * keep);
+      if (input.painted) input.painted[i] = 1;
       painted++;
     }
   }
