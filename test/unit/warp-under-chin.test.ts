@@ -11,7 +11,7 @@ import { compose } from '../../server/engines/warp/composite/compose.ts';
 import { bareNeckline, bareUnderChin, chinRow } from '../../server/engines/warp/composite/neckline.ts';
 import { boneRegions } from '../../server/vision/body-layout.ts';
 import { REGION, type Mask } from '../../server/vision/types.ts';
-import { H, OLD_TOP, SKIN, W, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
+import { H, OLD_TOP, SKIN, W, WALL, greyLayer, syntheticPerson } from '../helpers/warp-body.ts';
 
 const HAIR: [number, number, number] = [60, 40, 30];
 const flat = new Float32Array(W * H).fill(1);
@@ -216,4 +216,33 @@ test('a collar in the hair’s colour joined to no hair falling from the head is
     longCollar.every((i) => kept[i] !== 2),
     'hair joined to the head’s is not painted',
   );
+});
+
+test('the wall seen through hair below the chin is not clothing, unless the old top is of a colour between them', () => {
+  const ORANGE: [number, number, number] = [230, 90, 50];
+  // Black hair (brown passes for skin in shadow), and the wall seen through a curl's hole: their colours mixed.
+  const BLACK: [number, number, number] = [20, 20, 25];
+  const HOLE = [0, 1, 2].map((c) => Math.round((BLACK[c]! + WALL[c]!) / 2)) as [number, number, number];
+  const holes = (oldTop: readonly number[]) => {
+    const { image, person, collar } = personWithCollar();
+    for (let i = 0; i < W * H; i++) {
+      const colour = pixel(image.data, i);
+      if (distance(colour, HAIR) === 0) image.data.set(BLACK, i * 3);
+      else if (person.layout.labels[i] === REGION.torso && distance(colour, OLD_TOP) === 0) image.data.set(oldTop, i * 3);
+    }
+    // Below the chin, hair where the collar was, with holes in every fourth column.
+    const seen: number[] = [];
+    for (const i of collar) {
+      const hole = (i % W) % 4 === 0;
+      image.data.set(hole ? HOLE : BLACK, i * 3);
+      if (hole) seen.push(i);
+    }
+    const skin = skinModel(image, person)!;
+    const clothing = bareUnderChin({ out: Uint8Array.from(image.data), image, person, skin, shading: flat });
+    return seen.filter((i) => clothing[i] === 2).length / seen.length;
+  };
+  assert.equal(holes(ORANGE), 0, 'holes in the hair painted over an orange top');
+  // A dark blue top's colour lies near the hair's and the wall's mix: the holes cannot be told from it, and are painted.
+  const painted = holes(OLD_TOP);
+  assert.ok(painted > 0.5, `only ${painted} of the holes painted over a dark blue top`);
 });

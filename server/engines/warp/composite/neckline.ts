@@ -229,6 +229,7 @@ export function oldTopUnderChin(image: RawImage, person: PersonAnalysis, skin: S
   const bare = bareSkin(image, person.matte, skin, x0, top, x1, y1);
   const hair = hairColour(image, person, skin);
   const fallen = hair ? hairFromHead(image, person, hair.holds, x0, x1, y1) : null;
+  const throughHair = hair ? wallThroughHair(image, person, skin, hair.rgb, top, y1) : null;
   const neck: [number, number, number] = [0, 0, 0];
   let neckPixels = 0;
   for (let y = top; y <= y1; y++) {
@@ -252,6 +253,7 @@ export function oldTopUnderChin(image: RawImage, person: PersonAnalysis, skin: S
       // Of the hair's colours, only hair joined to the hair beside the face is hair (hairFromHead).
       const hairy = hair?.holds(r, g, b) === true;
       if ((hairy && fallen!.has(i)) || nearWall(person.matte, x, y)) continue;
+      if (throughHair?.(r, g, b)) continue;
       // Old clothing, which a new garment may cover. It is painted only where it is not skin-coloured itself (a strand
       // of hair across the neck, a collar's edge), and where the head's own bone reaches, not in hair the layout
       // grew by colour (unless no hair shows above the eyes: then what the layout took for hair was clothing too),
@@ -265,6 +267,71 @@ export function oldTopUnderChin(image: RawImage, person: PersonAnalysis, skin: S
     neckPixels >= MIN_NECK_PIXELS ? { ...skin, rgb: [neck[0] / neckPixels, neck[1] / neckPixels, neck[2] / neckPixels] } : skin;
   return { clothing, neck: colour };
 }
+
+/**
+ * The wall seen through hair: curly hair below the chin lets the wall through in holes, which the person's matte
+ * takes in, and painted as neck they were patches of skin in the hair (#1, #5, #109). There the photo's colour is a
+ * mix of the hair's and the wall's (the wall beside the head in those rows, clear of the person): it lies within
+ * WALL_SEEN.near of the line between them in RGB, and nearer it than the old top's colour (the torso's clothing, not
+ * skin, in the shoulder widths below the shoulders' line). Only when the old top's colour lies at least
+ * WALL_SEEN.apart from that line: a black collar under black hair, or a white one against a white wall, is not told
+ * apart, and stays clothing. Null when it cannot be told.
+ */
+function wallThroughHair(
+  image: RawImage,
+  person: PersonAnalysis,
+  skin: SkinModel,
+  hair: readonly [number, number, number],
+  top: number,
+  bottom: number,
+): ((r: number, g: number, b: number) => boolean) | null {
+  const { width, data, channels } = image;
+  const lm = person.landmarks;
+  const ls = lm[POSE.leftShoulder]!;
+  const rs = lm[POSE.rightShoulder]!;
+  const unit = Math.hypot(ls.x - rs.x, ls.y - rs.y);
+  const mean = (rows: [number, number], test: (i: number) => boolean): [number, number, number] | null => {
+    const sum = [0, 0, 0];
+    let n = 0;
+    for (let y = Math.max(0, rows[0]); y <= Math.min(image.height - 1, rows[1]); y++) {
+      for (let x = 0; x < width; x++) {
+        const i = y * width + x;
+        if (!test(i)) continue;
+        for (let c = 0; c < 3; c++) sum[c]! += data[i * channels + c]!;
+        n++;
+      }
+    }
+    return n >= WALL_SEEN.pixels ? [sum[0]! / n, sum[1]! / n, sum[2]! / n] : null;
+  };
+  const wall = mean([top, bottom], (i) => person.matte.data[i]! < WALL_SEEN.clear);
+  const shoulders = Math.round((ls.y + rs.y) / 2);
+  const oldTop = mean([shoulders, shoulders + Math.round(WALL_SEEN.below * unit)], (i) => {
+    if (person.layout.labels[i] !== REGION.torso || person.matte.data[i]! < 128) return false;
+    return !isSkin(skin, data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!);
+  });
+  if (!wall || !oldTop) return null;
+  const toMix = (r: number, g: number, b: number): number => distanceToSegment([r, g, b], hair, wall);
+  if (toMix(...oldTop) < WALL_SEEN.apart) return null;
+  return (r, g, b) => {
+    const d = toMix(r, g, b);
+    return d < WALL_SEEN.near && d < Math.hypot(oldTop[0] - r, oldTop[1] - g, oldTop[2] - b);
+  };
+}
+
+/** The distance from p to the segment from a to b (RGB). */
+function distanceToSegment(p: readonly number[], a: readonly number[], b: readonly number[]): number {
+  const d = [b[0]! - a[0]!, b[1]! - a[1]!, b[2]! - a[2]!];
+  const q = [p[0]! - a[0]!, p[1]! - a[1]!, p[2]! - a[2]!];
+  const dd = d[0]! * d[0]! + d[1]! * d[1]! + d[2]! * d[2]!;
+  const t = dd > 0 ? Math.max(0, Math.min(1, (q[0]! * d[0]! + q[1]! * d[1]! + q[2]! * d[2]!) / dd)) : 0;
+  return Math.hypot(q[0]! - t * d[0]!, q[1]! - t * d[1]!, q[2]! - t * d[2]!);
+}
+
+/**
+ * wallThroughHair: colour distances (RGB), the matte below which a pixel is clear wall, how far below the shoulders'
+ * line (shoulder widths) the old top is sampled, and the pixels each mean needs.
+ */
+const WALL_SEEN = { near: 30, apart: 80, clear: 16, below: 0.3, pixels: 50 } as const;
 
 export interface ShouldersInput {
   out: Uint8Array;
@@ -511,6 +578,8 @@ interface Hair {
   holds(r: number, g: number, b: number): boolean;
   /** The mean's luminance. */
   luma: number;
+  /** The mean colour. */
+  rgb: readonly [number, number, number];
 }
 
 /** The hair's colours per person and skin model, found once for both steps of a try-on's compositing. */
@@ -550,6 +619,7 @@ function measureHair(image: RawImage, person: PersonAnalysis, skin: SkinModel): 
   return {
     near,
     luma: luma(mean[0]!, mean[1]!, mean[2]!),
+    rgb: [mean[0]!, mean[1]!, mean[2]!],
     holds: (r, g, b) =>
       near(r, g, b) ||
       (Math.abs(r - mean[0]!) <= spread[0]! && Math.abs(g - mean[1]!) <= spread[1]! && Math.abs(b - mean[2]!) <= spread[2]!),
