@@ -1509,6 +1509,24 @@ describe('cloth resting on the shoulders', () => {
     assert.equal(alpha(105, 390), 1, 'loose cloth well below the armpits');
   });
 
+  test('beside the neck, cloth over the wall below long hair goes, sloping; over the person and at the collar it stays', () => {
+    const { person } = syntheticPerson();
+    const body = bodyFrame(person);
+    // Beside the neck the wall shows above the shoulders' outline (y 137); on the left, hair falls there (x 215–234).
+    for (let y = 110; y < 135; y++)
+      for (let x = 215; x < 235; x++) ((person.matte.data[y * W + x] = 255), (person.layout.labels[y * W + x] = REGION.head));
+    const [x0, y0, width, height] = [100, 100, 200, 300];
+    const layer = restOnShoulders(greyLayer(x0, y0, width, height), body, person);
+    const alpha = (x: number, y: number): number => layer.alpha[(y - y0) * width + x - x0]!;
+    // 0.28 and 0.25 shoulder widths from the centre line over the wall: 0.14 and 0.17 above the shoulder's outline.
+    assert.equal(alpha(172, 123), 0, 'cloth in the air over the wall, far beside the neck');
+    assert.equal(alpha(175, 120), 0, 'cloth in the air over the wall, beside the neck');
+    // Nearer the neck the margin is wider: the cut slopes up towards it.
+    assert.equal(alpha(178, 130), 1, 'cloth just above the shoulder, nearer the neck');
+    assert.equal(alpha(185, 115), 1, 'a collar over the wall within 0.2 shoulder widths of the centre line');
+    assert.equal(alpha(225, 120), 1, 'cloth over the person (hair beside the neck) on the other side');
+  });
+
   test("cloth a little below the shoulders' outline reaches up to it, not over the head, nor from far below", () => {
     const { person } = syntheticPerson();
     const body = bodyFrame(person);

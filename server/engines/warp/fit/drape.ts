@@ -16,11 +16,13 @@ import type { Layer } from './render.ts';
 
 /**
  * The margin past the person's outline, in shoulder widths: `top` at the shoulders' tops, growing to `bottom`
- * at `depth` torso lengths below the shoulders (about the armpits), free below. Within `neck` shoulder widths of
- * the centre line nothing is clipped (collars, hoods). `feather` pixels soften the cut. What stands past the outline
- * there is rounded to `corner` shoulder widths (roundCorners).
+ * at `depth` torso lengths below the shoulders (about the armpits), free below. Within `collar` shoulder widths of
+ * the centre line (a neck's half-width is about 0.2) nothing is clipped (collars, hoods), and within `neck` nothing
+ * over the person; over the wall there the margin is wider by up to `rise`, the most at `collar`. `feather` pixels
+ * soften the cut. What stands past the outline there is rounded to `corner`
+ * shoulder widths (roundCorners).
  */
-const DRAPE = { top: 0.03, bottom: 0.16, depth: 0.3, neck: 0.3, feather: 1.5, corner: 0.15 } as const;
+const DRAPE = { top: 0.03, bottom: 0.16, depth: 0.3, collar: 0.2, neck: 0.3, rise: 0.1, feather: 1.5, corner: 0.15 } as const;
 /** Cloth over a shoulder reaches up to the outline from this far below it (shoulder widths; reachShoulders). */
 const REACH = 0.12;
 /** The shoulders' outline goes on this far past each shoulder's top (shoulder widths), round its cap. */
@@ -142,10 +144,16 @@ export function restOnShoulders(layer: Layer, body: BodyFrame, person: PersonAna
       const o = y * layer.width + x;
       if (layer.alpha[o]! <= 0) continue;
       const px = layer.x0 + x;
-      if (Math.abs(across(px, py)) < DRAPE.neck * unit) continue;
+      // Beside the neck only cloth over the wall is clipped: there it stood in the air below long hair, the wall
+      // between them (#1, #109); cloth over the person there is a collar over the old one, which the head's region
+      // takes in below the chin. Its margin narrows from the collar's out to the usual, so the cut slopes (a step
+      // stood where it began).
+      const off = Math.abs(across(px, py));
+      if (off < DRAPE.collar * unit || (off < DRAPE.neck * unit && person.matte.data[py * width + px]! >= 128)) continue;
       const t = (along(px, py) - top) / depth;
       if (t > 1) continue;
-      const margin = unit * (DRAPE.top + Math.max(0, t) * (DRAPE.bottom - DRAPE.top));
+      const nearNeck = Math.max(0, (DRAPE.neck * unit - off) / ((DRAPE.neck - DRAPE.collar) * unit));
+      const margin = unit * (DRAPE.top + Math.max(0, t) * (DRAPE.bottom - DRAPE.top) + nearNeck * DRAPE.rise);
       const inside = px >= box.x0 && py >= box.y0 && px < box.x1 && py < box.y1;
       const d = inside ? distance[(py - box.y0) * bw + px - box.x0]! : Infinity;
       const keep = Math.min(1, Math.max(0, (margin - d) / DRAPE.feather + 0.5));
