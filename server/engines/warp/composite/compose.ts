@@ -269,8 +269,9 @@ export function compose(input: ComposeInput): Uint8Array {
     if (walled) clearOutline(out, person, background, walled, coverage);
     // The painted neck meets the real neck and chin without a seam.
     for (let i = 0; i < painted.length; i++) painted[i] = (painted[i] === 1 || underChin[i] === 2) && !walled?.[i] ? 1 : 0;
-    const solid = solidSkin(image, person, skin, painted);
-    blendIntoSkin(out, image, painted, (i) => solid[i] === 1, 2 * SOLID_SKIN + 2);
+    const reach = 2 * SOLID_SKIN + 2;
+    const solid = solidSkin(image, person, skin, painted, reach);
+    blendIntoSkin(out, image, painted, (i) => solid[i] === 1, reach);
   }
   // A band of old trousers above new bottoms' waistband becomes the top they were worn with.
   if (categories.length > 0 && categories.every((c) => c === 'bottom'))
@@ -286,15 +287,34 @@ export function compose(input: ComposeInput): Uint8Array {
  * whose neighbours within SOLID_SKIN are so too. A chin's edge against the wall, its colour mixed with the wall's,
  * passes the skin test; matched to it, a painted neck came out grey.
  */
-function solidSkin(image: RawImage, person: PersonAnalysis, skin: SkinModel, painted: Uint8Array): Uint8Array {
+function solidSkin(image: RawImage, person: PersonAnalysis, skin: SkinModel, painted: Uint8Array, reach: number): Uint8Array {
   const { width, height, data, channels } = image;
-  const bare = new Uint8Array(width * height);
-  for (let i = 0; i < bare.length; i++) {
-    if (painted[i] === 1 || person.matte.data[i]! < 128) continue;
-    const j = i * channels;
-    bare[i] = isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+  const solid = new Uint8Array(width * height);
+  // Only within `reach` (and the erosion's radius) of the paint is it asked for.
+  let [x0, y0, x1, y1] = [width, height, -1, -1];
+  for (let i = 0; i < painted.length; i++) {
+    if (painted[i] !== 1) continue;
+    const x = i % width;
+    const y = (i - x) / width;
+    [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
   }
-  return squareFilter(bare, width, height, SOLID_SKIN, false);
+  if (x1 < 0) return solid;
+  const grow = reach + SOLID_SKIN;
+  [x0, y0, x1, y1] = [Math.max(0, x0 - grow), Math.max(0, y0 - grow), Math.min(width - 1, x1 + grow), Math.min(height - 1, y1 + grow)];
+  const bw = x1 - x0 + 1;
+  const bh = y1 - y0 + 1;
+  const bare = new Uint8Array(bw * bh);
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0; x < bw; x++) {
+      const i = (y0 + y) * width + x0 + x;
+      if (painted[i] === 1 || person.matte.data[i]! < 128) continue;
+      const j = i * channels;
+      bare[y * bw + x] = isSkin(skin, data[j]!, data[j + 1]!, data[j + 2]!) ? 1 : 0;
+    }
+  }
+  const eroded = squareFilter(bare, bw, bh, SOLID_SKIN, false);
+  for (let y = 0; y < bh; y++) solid.set(eroded.subarray(y * bw, (y + 1) * bw), (y0 + y) * width + x0);
+  return solid;
 }
 
 /** How much of each photo pixel the new garments cover together (the most opaque layer's alpha). */
