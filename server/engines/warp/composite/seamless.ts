@@ -47,7 +47,6 @@ export function blendIntoSkin(out: Uint8Array, image: RawImage, painted: Uint8Ar
   // Per painted pixel of the box: its neighbours that are painted (offset unknown) or real skin (offset known).
   const inside = new Uint8Array(bw * bh);
   for (let y = 0; y < bh; y++) for (let x = 0; x < bw; x++) inside[y * bw + x] = painted[(y0 + y) * width + x0 + x] === 1 ? 1 : 0;
-  const offset = [new Float32Array(bw * bh), new Float32Array(bw * bh), new Float32Array(bw * bh)];
   // Real skin beside the paint: its colour in the photo.
   const skinAt = (i: number): readonly [number, number, number] | null =>
     anchor(i) ? [data[i * channels]!, data[i * channels + 1]!, data[i * channels + 2]!] : null;
@@ -106,28 +105,58 @@ export function blendIntoSkin(out: Uint8Array, image: RawImage, painted: Uint8Ar
     }
   }
   if (queue.length === 0) return;
+  // Solved over the reached pixels only, numbered in row order: each one's painted neighbours (as numbers), and the
+  // sum and count of its known border offsets, which do not change.
   const order = Int32Array.from(queue).sort();
+  const n = order.length;
+  const number = new Int32Array(bw * bh).fill(-1);
+  order.forEach((o, k) => (number[o] = k));
+  const first = new Int32Array(n + 1);
+  for (let k = 0; k < n; k++) first[k + 1] = first[k]! + neighbours[order[k]!]!.length;
+  const next = new Int32Array(first[n]!);
+  const fixedSum = new Float32Array(3 * n);
+  const count = new Float32Array(n);
+  let mean = [0, 0, 0];
+  let anchored = 0;
+  for (let k = 0; k < n; k++) {
+    const o = order[k]!;
+    neighbours[o]!.forEach((m, j) => (next[first[k]! + j] = number[m]!));
+    const fixed = anchors[o]!;
+    for (let j = 0; j < fixed.length; j++) fixedSum[3 * k + (j % 3)]! += fixed[j]!;
+    count[k] = neighbours[o]!.length + fixed.length / 3;
+    mean = mean.map((v, c) => v + fixedSum[3 * k + c]!);
+    anchored += fixed.length / 3;
+  }
+  // Started from the mean border offset, the sweeps have less to carry across the paint.
+  const offset = new Float32Array(3 * n);
+  for (let k = 0; k < n; k++) for (let c = 0; c < 3; c++) offset[3 * k + c] = mean[c]! / anchored;
   for (let sweep = 0; sweep < SWEEPS; sweep++) {
     let largest = 0;
-    for (const o of order) {
-      const own = neighbours[o]!;
-      const fixed = anchors[o]!;
-      const count = own.length + fixed.length / 3;
-      if (count === 0) continue;
-      for (let c = 0; c < 3; c++) {
-        const plane = offset[c]!;
-        let sum = 0;
-        for (const n of own) sum += plane[n]!;
-        for (let k = c; k < fixed.length; k += 3) sum += fixed[k]!;
-        const next = plane[o]! + OMEGA * (sum / count - plane[o]!);
-        largest = Math.max(largest, Math.abs(next - plane[o]!));
-        plane[o] = next;
+    for (let k = 0; k < n; k++) {
+      const total = count[k]!;
+      if (total === 0) continue;
+      let r = fixedSum[3 * k]!;
+      let g = fixedSum[3 * k + 1]!;
+      let b = fixedSum[3 * k + 2]!;
+      for (let j = first[k]!; j < first[k + 1]!; j++) {
+        const m = 3 * next[j]!;
+        r += offset[m]!;
+        g += offset[m + 1]!;
+        b += offset[m + 2]!;
       }
+      const dr = OMEGA * (r / total - offset[3 * k]!);
+      const dg = OMEGA * (g / total - offset[3 * k + 1]!);
+      const db = OMEGA * (b / total - offset[3 * k + 2]!);
+      offset[3 * k]! += dr;
+      offset[3 * k + 1]! += dg;
+      offset[3 * k + 2]! += db;
+      largest = Math.max(largest, Math.abs(dr), Math.abs(dg), Math.abs(db));
     }
     if (largest < SETTLED) break;
   }
-  for (const o of order) {
+  for (let k = 0; k < n; k++) {
+    const o = order[k]!;
     const i = (y0 + Math.floor(o / bw)) * width + x0 + (o % bw);
-    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.max(0, Math.min(255, Math.round(out[i * 3 + c]! + offset[c]![o]!)));
+    for (let c = 0; c < 3; c++) out[i * 3 + c] = Math.max(0, Math.min(255, Math.round(out[i * 3 + c]! + offset[3 * k + c]!)));
   }
 }
