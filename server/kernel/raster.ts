@@ -171,3 +171,21 @@ export function nearestThrough(width: number, height: number, from: Uint8Array, 
   }
   return source;
 }
+
+/** The smallest box [x0, x1] × [y0, y1] holding every nonzero pixel of a mask `width` wide; null when none is. */
+export function boxOf(mask: Uint8Array, width: number): { x0: number; y0: number; x1: number; y1: number } | null {
+  let x0 = width;
+  let y0 = Infinity;
+  let x1 = -1;
+  let y1 = -1;
+  for (let i = 0; i < mask.length; i++) {
+    if (mask[i] === 0) continue;
+    const x = i % width;
+    const y = (i - x) / width;
+    if (x < x0) x0 = x;
+    if (x > x1) x1 = x;
+    if (y < y0) y0 = y;
+    y1 = y;
+  }
+  return x1 < 0 ? null : { x0, y0, x1, y1 };
+}

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HeuristicBodyParser } from '../../server/vision/body-layout.ts';
 import { imageToRect, letterboxRect, projectMapToImage, rectToImage, resizeMap, sampleRect } from '../../server/vision/geometry.ts';
-import { boxMean, flood4, nearestThrough } from '../../server/kernel/raster.ts';
+import { boxMean, boxOf, flood4, nearestThrough } from '../../server/kernel/raster.ts';
 import { guidedUpsample } from '../../server/vision/matte.ts';
 import { onePerson, poorCrop } from '../../server/vision/person.ts';
 import { alignedRect, decodeDetections, poseAnchors, weightedNms, type PoseDetection } from '../../server/vision/pose-detector.ts';
@@ -206,6 +206,13 @@ describe('matte filters', () => {
       [0, 1, 5, 6],
     );
     assert.deepEqual(flood4(5, 4, [12], passes), [12], 'a cell alone reaches only itself');
+  });
+
+  test('boxOf is the smallest box holding every set pixel, null for an empty mask', () => {
+    // 5 × 4: '#' set.
+    const mask = Uint8Array.from(['.....', '..#..', '....#', '.#...'].join(''), (c) => (c === '#' ? 255 : 0));
+    assert.deepEqual(boxOf(mask, 5), { x0: 1, y0: 1, x1: 4, y1: 3 });
+    assert.equal(boxOf(new Uint8Array(20), 5), null);
   });
 
   test('nearestThrough gives each passable cell its nearest source, through passable cells, within reach', () => {

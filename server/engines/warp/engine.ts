@@ -30,6 +30,7 @@ import { armsFolded, bodyFrame, dot, polylineLength, sub } from './fit/body.ts';
 import { placeGarment, type Placement } from './fit/place.ts';
 import { folds, renderGarment, type Layer } from './fit/render.ts';
 import { hemAtWrists, reachShoulders, restOnShoulders } from './fit/drape.ts';
+import { boxOf } from '../../kernel/raster.ts';
 import { closeGaps } from './composite/gaps.ts';
 import { oldTopUnderChin } from './composite/neckline.ts';
 import { garmentScale } from './fit/sizing.ts';
@@ -380,21 +381,13 @@ export async function blendBack(photo: RawImage, small: RawImage, result: Uint8A
   }
   // What the try-on changed, and its box (with room for the mask's growth and feather): only that is scaled up.
   const changed = new Uint8Array(width * height);
-  let x0 = width;
-  let y0 = height;
-  let x1 = -1;
-  let y1 = -1;
   for (let i = 0, j = 0; i < changed.length; i++, j += small.channels) {
     if (result[i * 3] === small.data[j] && result[i * 3 + 1] === small.data[j + 1] && result[i * 3 + 2] === small.data[j + 2]) continue;
     changed[i] = 255;
-    const x = i % width;
-    const y = (i - x) / width;
-    if (x < x0) x0 = x;
-    if (x > x1) x1 = x;
-    if (y < y0) y0 = y;
-    if (y > y1) y1 = y;
   }
-  if (x1 < 0) return out;
+  const changedBox = boxOf(changed, width);
+  if (!changedBox) return out;
+  const { x0, y0, x1, y1 } = changedBox;
   const pad = 4;
   const box = { left: Math.max(0, x0 - pad), top: Math.max(0, y0 - pad), width: 0, height: 0 };
   box.width = Math.min(width, x1 + pad + 1) - box.left;

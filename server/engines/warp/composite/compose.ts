@@ -29,7 +29,7 @@ import { POSE, REGION, type Mask, type PersonAnalysis, type RawImage } from '../
 import { oldBottomsColour, replaceWaistBand, type OldColours } from './bands.ts';
 import { bareNeckline, bareUnderChin, chinRow, oldTopUnderChin, wallAboveShoulders, type OldTopUnderChin } from './neckline.ts';
 import { add, armsFolded, bodyFrame } from '../fit/body.ts';
-import { boxMean, components, flood4, nearestThrough, squareFilter } from '../../../kernel/raster.ts';
+import { boxMean, boxOf, components, flood4, nearestThrough, squareFilter } from '../../../kernel/raster.ts';
 import type { Layer } from '../fit/render.ts';
 import type { WarpCategory } from '../types.ts';
 import { BARE, isSkin, isSkinAt, luma, shadedSkin, skinChroma, skinModel, type SkinModel } from './colour.ts';
@@ -291,16 +291,11 @@ function solidSkin(image: RawImage, person: PersonAnalysis, skin: SkinModel, pai
   const { width, height, data, channels } = image;
   const solid = new Uint8Array(width * height);
   // Only within `reach` (and the erosion's radius) of the paint is it asked for.
-  let [x0, y0, x1, y1] = [width, height, -1, -1];
-  for (let i = 0; i < painted.length; i++) {
-    if (painted[i] !== 1) continue;
-    const x = i % width;
-    const y = (i - x) / width;
-    [x0, y0, x1, y1] = [Math.min(x0, x), Math.min(y0, y), Math.max(x1, x), Math.max(y1, y)];
-  }
-  if (x1 < 0) return solid;
+  const box = boxOf(painted, width);
+  if (!box) return solid;
   const grow = reach + SOLID_SKIN;
-  [x0, y0, x1, y1] = [Math.max(0, x0 - grow), Math.max(0, y0 - grow), Math.min(width - 1, x1 + grow), Math.min(height - 1, y1 + grow)];
+  const [x0, y0] = [Math.max(0, box.x0 - grow), Math.max(0, box.y0 - grow)];
+  const [x1, y1] = [Math.min(width - 1, box.x1 + grow), Math.min(height - 1, box.y1 + grow)];
   const bw = x1 - x0 + 1;
   const bh = y1 - y0 + 1;
   const bare = new Uint8Array(bw * bh);

@@ -14,6 +14,7 @@
  * is not skin (cloth, the wall, hair) sets nothing: the offset runs along it
  * unchanged. Painted pixels that touch no real skin stay as painted.
  */
+import { boxOf } from '../../../kernel/raster.ts';
 import type { RawImage } from '../../../vision/types.ts';
 
 /** Gauss–Seidel sweeps at most, over-relaxed by OMEGA, and the largest change (levels) at which they stop. */
@@ -28,20 +29,9 @@ const SETTLED = 0.05;
  */
 export function blendIntoSkin(out: Uint8Array, image: RawImage, painted: Uint8Array, anchor: (i: number) => boolean, reach = 1): void {
   const { width, height, data, channels } = image;
-  let x0 = width;
-  let y0 = height;
-  let x1 = -1;
-  let y1 = -1;
-  for (let i = 0; i < painted.length; i++) {
-    if (painted[i] !== 1) continue;
-    const x = i % width;
-    const y = (i - x) / width;
-    if (x < x0) x0 = x;
-    if (x > x1) x1 = x;
-    if (y < y0) y0 = y;
-    if (y > y1) y1 = y;
-  }
-  if (x1 < 0) return;
+  const box = boxOf(painted, width);
+  if (!box) return;
+  const { x0, y0, x1, y1 } = box;
   const bw = x1 - x0 + 1;
   const bh = y1 - y0 + 1;
   // Per painted pixel of the box: its neighbours that are painted (offset unknown) or real skin (offset known).
