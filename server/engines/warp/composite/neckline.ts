@@ -45,7 +45,6 @@ export interface NecklineInput {
   skin: SkinModel;
   /** How much of each pixel the new tops and dresses cover (not jackets, worn open over a top, nor bottoms). */
   upperCoverage: Float32Array;
-  /** The photo's luminance, smoothed finely and broadly: the shading the skin takes. */
   /** The photo's shading (shading.ts), which painted skin takes. */
   shading: Float32Array;
   /** When given, the pixels painted are set to 1 in it. */

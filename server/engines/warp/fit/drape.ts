@@ -19,8 +19,7 @@ import type { Layer } from './render.ts';
  * at `depth` torso lengths below the shoulders (about the armpits), free below. Within `collar` shoulder widths of
  * the centre line (a neck's half-width is about 0.2) nothing is clipped (collars, hoods), and within `neck` nothing
  * over the person; over the wall there the margin is wider by up to `rise`, the most at `collar`. `feather` pixels
- * soften the cut. What stands past the outline there is rounded to `corner`
- * shoulder widths (roundCorners).
+ * soften the cut. What stands past the outline there is rounded to `corner` shoulder widths (roundCorners).
  */
 const DRAPE = { top: 0.03, bottom: 0.16, depth: 0.3, collar: 0.2, neck: 0.3, rise: 0.1, feather: 1.5, corner: 0.15 } as const;
 /** Cloth over a shoulder reaches up to the outline from this far below it (shoulder widths; reachShoulders). */
